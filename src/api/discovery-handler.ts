@@ -1,0 +1,61 @@
+/** Serves the discovery documents; the documents are built and serialized once. */
+import { Router, type Request, type Response } from 'express';
+import { jsonContentType } from '../server/respond.js';
+import {
+  aggregatedDiscovery,
+  apiGroup,
+  apiGroupList,
+  apiResourceList,
+  discoveryV2ContentType,
+  legacyOnlyOffers,
+  rootDiscoveryOffers,
+  serialize,
+  type DiscoveryFormat,
+  type SerializedDocument,
+} from './discovery.js';
+import { negotiate, type Offer } from './negotiation.js';
+import type { ApiGroupVersion } from './resource.js';
+
+const acceptedTypes = [jsonContentType];
+
+export function discoveryRouter(gv: ApiGroupVersion): Router {
+  const router = Router({ strict: true });
+  const legacyRoot = serialize(apiGroupList(gv));
+  const v2Root = serialize(aggregatedDiscovery(gv));
+  const group = serialize(apiGroup(gv));
+  const resources = serialize(apiResourceList(gv));
+
+  router.get('/apis', (req, res) => {
+    serveNegotiated(req, res, rootDiscoveryOffers, { legacy: legacyRoot, v2: v2Root });
+  });
+  router.get(`/apis/${gv.group}`, (req, res) => {
+    serveNegotiated(req, res, legacyOnlyOffers, { legacy: group });
+  });
+  router.get(`/apis/${gv.group}/${gv.version}`, (req, res) => {
+    serveNegotiated(req, res, legacyOnlyOffers, { legacy: resources });
+  });
+  return router;
+}
+
+function serveNegotiated(
+  req: Request,
+  res: Response,
+  offers: readonly Offer<DiscoveryFormat>[],
+  documents: Partial<Record<DiscoveryFormat, SerializedDocument>>,
+): void {
+  const format = negotiate(req.headers.accept, offers, acceptedTypes);
+  const document = documents[format];
+  if (document === undefined) throw new Error(`no ${format} discovery document`);
+  const contentType = format === 'v2' ? discoveryV2ContentType : jsonContentType;
+  res.setHeader('Content-Type', contentType);
+  if (format === 'v2') {
+    // Only the aggregated document is cached by the aggregator, by ETag.
+    res.setHeader('ETag', document.etag);
+    res.setHeader('Vary', 'Accept');
+    if (req.headers['if-none-match'] === document.etag) {
+      res.status(304).end();
+      return;
+    }
+  }
+  res.status(200).send(document.body);
+}

@@ -1,0 +1,56 @@
+/**
+ * The union of authenticators in k8s.io/apiserver's delegating order:
+ * front-proxy → cluster client certificate → bearer token (TokenReview) →
+ * anonymous. The first success wins; if none succeeds and one failed, the
+ * request is unauthorized. Front-proxy identity headers sent by anyone but a
+ * verified front proxy make the request unauthorized outright.
+ */
+import type { AuthenticationConfig } from './authentication-config.js';
+import { authenticateClientCertificate } from './client-certificate.js';
+import type { AuthenticationOutcome, Credentials } from './credentials.js';
+import { authenticateFrontProxy, identityHeaderNames } from './front-proxy.js';
+import type { TokenReviewAuthenticator } from './token-review.js';
+import { anonymousUser, withAuthenticatedGroup } from './user.js';
+
+export type AuthenticationDecision =
+  | { readonly kind: 'authenticated'; readonly user: AuthenticatedUser; readonly method: string }
+  | { readonly kind: 'unauthorized'; readonly reason: string };
+
+type AuthenticatedUser = Extract<AuthenticationOutcome, { kind: 'authenticated' }>['user'];
+
+export class Authenticator {
+  constructor(
+    private readonly config: () => AuthenticationConfig | undefined,
+    private readonly tokens: TokenReviewAuthenticator,
+  ) {}
+
+  async authenticate(credentials: Credentials): Promise<AuthenticationDecision> {
+    const config = this.config();
+    if (config === undefined) return { kind: 'unauthorized', reason: 'authentication configuration not loaded yet' };
+    const frontProxy = authenticateFrontProxy(credentials, config.requestHeader);
+    if (frontProxy.kind === 'authenticated') return authenticated(frontProxy);
+    if (carriesIdentityHeaders(credentials, config)) {
+      return { kind: 'unauthorized', reason: 'identity headers without a verified front-proxy certificate' };
+    }
+    const failures: string[] = frontProxy.kind === 'failed' ? [frontProxy.error] : [];
+    const certificate = authenticateClientCertificate(credentials, config.clientCA);
+    if (certificate.kind === 'authenticated') return authenticated(certificate);
+    if (certificate.kind === 'failed') failures.push(certificate.error);
+    const token = await this.tokens.authenticate(credentials);
+    if (token.kind === 'authenticated') return authenticated(token);
+    if (token.kind === 'failed') failures.push(token.error);
+    if (failures.length > 0) return { kind: 'unauthorized', reason: failures.join('; ') };
+    return { kind: 'authenticated', user: anonymousUser, method: 'anonymous' };
+  }
+}
+
+function authenticated(outcome: Extract<AuthenticationOutcome, { kind: 'authenticated' }>): AuthenticationDecision {
+  return { kind: 'authenticated', user: withAuthenticatedGroup(outcome.user), method: outcome.method };
+}
+
+function carriesIdentityHeaders(credentials: Credentials, config: AuthenticationConfig): boolean {
+  const names = identityHeaderNames(config.requestHeader);
+  return Object.keys(credentials.headers).some(
+    (header) => names.exact.includes(header) || names.prefixes.some((prefix) => header.startsWith(prefix)),
+  );
+}

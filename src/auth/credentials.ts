@@ -1,0 +1,17 @@
+import type { X509Certificate } from 'node:crypto';
+import type { UserInfo } from './user.js';
+
+/** What a request presents to the authenticators, independent of the HTTP framework. */
+export interface Credentials {
+  /** Verified by nobody yet: the chain the client sent, leaf first (empty without a certificate). */
+  readonly peerChain: readonly X509Certificate[];
+  /** Lower-cased header names with every value of every line (IncomingMessage.headersDistinct). */
+  readonly headers: Readonly<Record<string, readonly string[] | undefined>>;
+}
+
+export type AuthenticationMethod = 'front-proxy' | 'x509' | 'token' | 'anonymous';
+
+export type AuthenticationOutcome =
+  | { readonly kind: 'authenticated'; readonly user: UserInfo; readonly method: AuthenticationMethod }
+  | { readonly kind: 'none' }
+  | { readonly kind: 'failed'; readonly error: string };

@@ -1,0 +1,82 @@
+/**
+ * Front-proxy (request-header) authentication, as k8s.io/apiserver's
+ * headerrequest authenticator: identity headers are trusted only on a
+ * connection whose client certificate chains to the front-proxy CA (never
+ * the cluster client CA) and whose CN is an allowed name.
+ */
+import type { X509Certificate } from 'node:crypto';
+import type { RequestHeaderConfig } from './authentication-config.js';
+import type { AuthenticationOutcome, Credentials } from './credentials.js';
+import { commonName, verifyClientChain } from './x509-chain.js';
+
+export function authenticateFrontProxy(credentials: Credentials, config: RequestHeaderConfig | undefined): AuthenticationOutcome {
+  if (config === undefined || credentials.peerChain.length === 0) return { kind: 'none' };
+  const verified = verifyClientChain(credentials.peerChain, config.roots);
+  if (!verified.ok) return { kind: 'failed', error: `front-proxy: ${verified.error}` };
+  if (!nameAllowed(verified.leaf, config.allowedNames)) {
+    return { kind: 'failed', error: `front-proxy: subject with cn=${commonName(verified.leaf)} is not in the allowed list` };
+  }
+  const name = firstValue(credentials.headers, config.usernameHeaders);
+  if (name === '') return { kind: 'none' };
+  return {
+    kind: 'authenticated',
+    method: 'front-proxy',
+    user: {
+      name,
+      uid: firstValue(credentials.headers, config.uidHeaders),
+      groups: allValues(credentials.headers, config.groupHeaders),
+      extra: extras(credentials.headers, config.extraHeaderPrefixes),
+    },
+  };
+}
+
+function nameAllowed(leaf: X509Certificate, allowedNames: readonly string[]): boolean {
+  return allowedNames.length === 0 || allowedNames.includes(commonName(leaf));
+}
+
+type Headers = Credentials['headers'];
+
+function firstValue(headers: Headers, names: readonly string[]): string {
+  for (const name of names) {
+    const value = headers[name.toLowerCase()]?.find((v) => v !== '');
+    if (value !== undefined) return value;
+  }
+  return '';
+}
+
+/** Every value of every header line; never split on commas (group names may contain them). */
+function allValues(headers: Headers, names: readonly string[]): string[] {
+  return names.flatMap((name) => headers[name.toLowerCase()] ?? []);
+}
+
+function extras(headers: Headers, prefixes: readonly string[]): Record<string, string[]> {
+  const result: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
+  for (const prefix of prefixes.map((p) => p.toLowerCase())) {
+    for (const [header, values] of Object.entries(headers)) {
+      if (!header.startsWith(prefix) || header.length === prefix.length) continue;
+      const key = unescapeExtraKey(header.slice(prefix.length));
+      result[key] = [...(result[key] ?? []), ...(values ?? [])];
+    }
+  }
+  return result;
+}
+
+/** Keys are lower-cased, then percent-decoded like url.PathUnescape; undecodable keys stay as sent. */
+function unescapeExtraKey(encoded: string): string {
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    return encoded;
+  }
+}
+
+/** Header names the front proxy asserts identity with; they must never be trusted from anyone else. */
+export function identityHeaderNames(config: RequestHeaderConfig | undefined): { exact: string[]; prefixes: string[] } {
+  const exact = ['x-remote-user', 'x-remote-uid', 'x-remote-group'];
+  const prefixes = ['x-remote-extra-'];
+  if (config !== undefined) {
+    exact.push(...[...config.usernameHeaders, ...config.uidHeaders, ...config.groupHeaders].map((h) => h.toLowerCase()));
+    prefixes.push(...config.extraHeaderPrefixes.map((p) => p.toLowerCase()));
+  }
+  return { exact, prefixes };
+}

@@ -1,0 +1,88 @@
+/**
+ * Verification of a TLS client certificate chain against one specific CA
+ * pool. Node's `socket.authorized` is computed against the union of every CA
+ * the server accepts, so it cannot tell a front-proxy certificate from a
+ * cluster client certificate; and on resumed TLS 1.3 sessions it can be true
+ * with no certificate at all (nodejs/node#35317). We therefore verify here.
+ */
+import { X509Certificate } from 'node:crypto';
+import type { PeerCertificate, DetailedPeerCertificate } from 'node:tls';
+
+const clientAuthOid = '1.3.6.1.5.5.7.3.2';
+const anyExtendedKeyUsageOid = '2.5.29.37.0';
+const maxChainLength = 8;
+
+export type VerifyResult = { readonly ok: true; readonly leaf: X509Certificate } | { readonly ok: false; readonly error: string };
+
+/** The presented chain, leaf first, without the self-signed root repetition Node adds. */
+export function presentedChain(peer: PeerCertificate | DetailedPeerCertificate | undefined): X509Certificate[] {
+  const chain: X509Certificate[] = [];
+  let current = peer as DetailedPeerCertificate | undefined;
+  while (current?.raw !== undefined && current.raw.length > 0 && chain.length < maxChainLength) {
+    const cert = new X509Certificate(current.raw);
+    if (chain.some((c) => c.fingerprint256 === cert.fingerprint256)) break;
+    chain.push(cert);
+    current = current.issuerCertificate;
+  }
+  return chain;
+}
+
+/**
+ * Verifies that `chain[0]` chains, through the other presented certificates,
+ * to a root in `roots`, that every certificate is within its validity window
+ * and that the leaf may be used for client authentication.
+ */
+export function verifyClientChain(chain: readonly X509Certificate[], roots: readonly X509Certificate[], now = new Date()): VerifyResult {
+  const leaf = chain[0];
+  if (leaf === undefined) return { ok: false, error: 'no client certificate' };
+  if (!allowsClientAuth(leaf)) return { ok: false, error: 'certificate is not valid for client authentication' };
+  const intermediates = chain.slice(1);
+  let current = leaf;
+  for (let depth = 0; depth <= intermediates.length; depth++) {
+    if (!withinValidity(current, now)) return { ok: false, error: 'certificate has expired or is not yet valid' };
+    const root = roots.find((r) => issuedBy(current, r));
+    if (root !== undefined) {
+      return withinValidity(root, now) ? { ok: true, leaf } : { ok: false, error: 'certificate authority has expired' };
+    }
+    const next = intermediates.find((c) => c.ca && issuedBy(current, c));
+    if (next === undefined) break;
+    current = next;
+  }
+  return { ok: false, error: 'certificate signed by unknown authority' };
+}
+
+export function commonName(cert: X509Certificate): string {
+  return subjectValues(cert, 'CN')[0] ?? '';
+}
+
+export function organizations(cert: X509Certificate): string[] {
+  return subjectValues(cert, 'O');
+}
+
+function subjectValues(cert: X509Certificate, attribute: string): string[] {
+  const prefix = `${attribute}=`;
+  return cert.subject
+    .split('\n')
+    .filter((line) => line.startsWith(prefix))
+    .map((line) => line.slice(prefix.length));
+}
+
+function issuedBy(cert: X509Certificate, issuer: X509Certificate): boolean {
+  return cert.checkIssued(issuer) && cert.verify(issuer.publicKey);
+}
+
+function withinValidity(cert: X509Certificate, now: Date): boolean {
+  return cert.validFromDate <= now && now <= cert.validToDate;
+}
+
+function allowsClientAuth(cert: X509Certificate): boolean {
+  // keyUsage holds the extended key usage OIDs; absent EKU means any usage (Go's x509 rules).
+  const usages = cert.keyUsage as string[] | undefined;
+  if (usages === undefined || usages.length === 0) return true;
+  return usages.includes(clientAuthOid) || usages.includes(anyExtendedKeyUsageOid);
+}
+
+export function parsePemBundle(pem: string): X509Certificate[] {
+  const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+  return blocks.map((block) => new X509Certificate(block));
+}

@@ -1,0 +1,176 @@
+/**
+ * A thin JSON client for kube-apiserver. The server relays and caches raw
+ * JSON (timestamps, unknown fields and Status errors must survive byte for
+ * byte), so it talks HTTP itself; @kubernetes/client-node's KubeConfig only
+ * supplies the endpoint and credentials (client certs, bearer tokens,
+ * in-cluster token files that rotate).
+ */
+import https from 'node:https';
+import { createInterface } from 'node:readline';
+import { KubeConfig } from '@kubernetes/client-node';
+
+export interface KubeStatus {
+  readonly kind?: string;
+  readonly code?: number;
+  readonly reason?: string;
+  readonly message?: string;
+}
+
+/** A non-2xx answer from kube-apiserver, carrying its metav1.Status when it sent one. */
+export class KubeApiError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly status: KubeStatus | undefined,
+  ) {
+    super(`kube-apiserver answered ${statusCode}${status?.message === undefined ? '' : `: ${status.message}`}`);
+    this.name = 'KubeApiError';
+  }
+
+  get reason(): string | undefined {
+    return this.status?.reason;
+  }
+}
+
+export interface RequestOptions {
+  readonly query?: Readonly<Record<string, string | undefined>>;
+  readonly body?: unknown;
+  readonly contentType?: string;
+  readonly signal?: AbortSignal;
+}
+
+export interface WatchEvent<T> {
+  readonly type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+  readonly object: T;
+}
+
+const requestTimeoutMs = 30_000;
+
+export class KubeClient {
+  private agent: https.Agent | undefined;
+  private agentKey = '';
+
+  private constructor(
+    private readonly config: KubeConfig,
+    readonly server: URL,
+  ) {}
+
+  /** From a kubeconfig file, or the in-cluster service account when no path is given. */
+  static load(kubeconfigPath: string | undefined): KubeClient {
+    const config = new KubeConfig();
+    if (kubeconfigPath === undefined) config.loadFromCluster();
+    else config.loadFromFile(kubeconfigPath);
+    const cluster = config.getCurrentCluster();
+    if (cluster === null) throw new Error('kubeconfig has no current cluster');
+    return new KubeClient(config, new URL(cluster.server));
+  }
+
+  async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    const response = await this.send(method, path, options);
+    const text = await readBody(response);
+    const status = response.statusCode ?? 0;
+    if (status < 200 || status > 299) throw new KubeApiError(status, parseStatus(text));
+    return JSON.parse(text) as T;
+  }
+
+  get<T>(path: string, query?: RequestOptions['query']): Promise<T> {
+    return this.request<T>('GET', path, { query });
+  }
+
+  create<T>(path: string, body: unknown): Promise<T> {
+    return this.request<T>('POST', path, { body });
+  }
+
+  /**
+   * Streams a watch. Resolves when the server ends the stream (timeout or
+   * close); rejects on transport errors or a non-200 answer.
+   */
+  async watch<T>(
+    path: string,
+    query: Readonly<Record<string, string | undefined>>,
+    onEvent: (event: WatchEvent<T>) => void,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const response = await this.send('GET', path, { query: { ...query, watch: 'true' }, signal }, 0);
+    if (response.statusCode !== 200) {
+      throw new KubeApiError(response.statusCode ?? 0, parseStatus(await readBody(response)));
+    }
+    const lines = createInterface({ input: response, crlfDelay: Infinity });
+    try {
+      for await (const line of lines) {
+        if (line.trim() !== '') onEvent(JSON.parse(line) as WatchEvent<T>);
+      }
+    } finally {
+      response.destroy();
+    }
+  }
+
+  private async send(
+    method: string,
+    path: string,
+    options: RequestOptions,
+    timeoutMs = requestTimeoutMs,
+  ): Promise<import('node:http').IncomingMessage> {
+    const url = new URL(path, this.server);
+    for (const [key, value] of Object.entries(options.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(key, value);
+    }
+    const requestOptions: https.RequestOptions = { headers: {} };
+    await this.config.applyToHTTPSOptions(requestOptions);
+    const headers: Record<string, string> = {
+      ...(requestOptions.headers as Record<string, string>),
+      Accept: 'application/json',
+    };
+    const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
+    if (payload !== undefined) headers['Content-Type'] = options.contentType ?? 'application/json';
+    return new Promise((resolve, reject) => {
+      const req = https.request(url, {
+        method,
+        headers,
+        agent: this.sharedAgent(requestOptions),
+        signal: options.signal,
+        timeout: timeoutMs,
+      });
+      req.on('response', resolve);
+      req.on('error', reject);
+      req.on('timeout', () => req.destroy(new Error(`request to kube-apiserver timed out after ${timeoutMs} ms`)));
+      req.end(payload);
+    });
+  }
+
+  /** One keep-alive agent per TLS identity: client-node would build one per call. */
+  private sharedAgent(options: https.RequestOptions): https.Agent {
+    const key = JSON.stringify([options.ca, options.cert, options.key, options.rejectUnauthorized]);
+    if (this.agent === undefined || key !== this.agentKey) {
+      this.agent?.destroy();
+      this.agent = new https.Agent({
+        keepAlive: true,
+        maxSockets: 64,
+        ca: options.ca,
+        cert: options.cert,
+        key: options.key,
+        rejectUnauthorized: options.rejectUnauthorized ?? true,
+      });
+      this.agentKey = key;
+    }
+    return this.agent;
+  }
+
+  close(): void {
+    this.agent?.destroy();
+  }
+}
+
+async function readBody(response: import('node:http').IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of response) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseStatus(text: string): KubeStatus | undefined {
+  try {
+    const parsed = JSON.parse(text) as KubeStatus;
+    return parsed.kind === 'Status' ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,59 @@
+/** Command-line flags, named like k8s.io/apiserver's so operators recognise them. */
+import { parseArgs } from 'node:util';
+
+export interface ServerConfig {
+  readonly securePort: number;
+  readonly bindAddress: string;
+  readonly tlsCertFile: string | undefined;
+  readonly tlsPrivateKeyFile: string | undefined;
+  /** Undefined: in-cluster service account. */
+  readonly kubeconfig: string | undefined;
+  /** The Service fronting this server, for the self-signed fallback certificate's SAN. */
+  readonly serviceName: string;
+  readonly serviceNamespace: string;
+  readonly maxRequestsInflight: number;
+  readonly maxMutatingRequestsInflight: number;
+  readonly shutdownTimeoutSeconds: number;
+}
+
+export function parseConfig(argv: readonly string[]): ServerConfig {
+  const { values } = parseArgs({
+    args: [...argv],
+    strict: true,
+    options: {
+      'secure-port': { type: 'string', default: '8443' },
+      'bind-address': { type: 'string', default: '0.0.0.0' },
+      'tls-cert-file': { type: 'string' },
+      'tls-private-key-file': { type: 'string' },
+      kubeconfig: { type: 'string' },
+      'service-name': { type: 'string', default: 'hostclaim-apiserver' },
+      'service-namespace': { type: 'string', default: 'hostclaim-system' },
+      'max-requests-inflight': { type: 'string', default: '400' },
+      'max-mutating-requests-inflight': { type: 'string', default: '200' },
+      'shutdown-timeout-seconds': { type: 'string', default: '30' },
+    },
+  });
+  const certFile = values['tls-cert-file'];
+  const keyFile = values['tls-private-key-file'];
+  if ((certFile === undefined) !== (keyFile === undefined)) {
+    throw new Error('--tls-cert-file and --tls-private-key-file must be given together');
+  }
+  return {
+    securePort: positiveInteger('secure-port', values['secure-port']),
+    bindAddress: values['bind-address'],
+    tlsCertFile: certFile,
+    tlsPrivateKeyFile: keyFile,
+    kubeconfig: values.kubeconfig,
+    serviceName: values['service-name'],
+    serviceNamespace: values['service-namespace'],
+    maxRequestsInflight: positiveInteger('max-requests-inflight', values['max-requests-inflight']),
+    maxMutatingRequestsInflight: positiveInteger('max-mutating-requests-inflight', values['max-mutating-requests-inflight']),
+    shutdownTimeoutSeconds: positiveInteger('shutdown-timeout-seconds', values['shutdown-timeout-seconds']),
+  };
+}
+
+function positiveInteger(flag: string, value: string): number {
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed <= 0) throw new Error(`--${flag} must be a positive integer, got "${value}"`);
+  return parsed;
+}

@@ -1,0 +1,66 @@
+/**
+ * The request path, read top to bottom (cf. k8s.io/apiserver's
+ * DefaultBuildHandlerChain):
+ *
+ *   request info → request log/metrics → authentication → max-in-flight →
+ *   authorization → handlers (health, version, metrics, discovery, OpenAPI,
+ *   resources) → 404 → error encoding (metav1.Status)
+ *
+ * Each stage is one module in ./filters; handlers never authenticate or
+ * authorize themselves.
+ */
+import express, { type Express, type Router } from 'express';
+import type { Authenticator } from '../auth/authenticator.js';
+import type { Authorizer } from '../auth/authorizer.js';
+import type { Logger } from '../observability/logger.js';
+import type { ApiServerMetrics } from '../observability/metrics.js';
+import { withAuthentication } from './filters/authentication.js';
+import { withAuthorization } from './filters/authorization.js';
+import { errorRenderer, notFoundHandler } from './filters/errors.js';
+import { withMaxInFlight, type InFlightLimits } from './filters/max-in-flight.js';
+import { withRequestInfo } from './filters/request-info.js';
+import { withRequestLog } from './filters/request-log.js';
+
+export interface PipelineDependencies {
+  readonly logger: Logger;
+  readonly metrics: ApiServerMetrics;
+  readonly authenticator: Authenticator;
+  readonly authorizer: Authorizer;
+  readonly inFlightLimits: InFlightLimits;
+  /** Routers mounted after authorization, in order. */
+  readonly handlers: readonly Router[];
+}
+
+export function buildHandlerChain(deps: PipelineDependencies): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+  app.use(withRequestInfo());
+  app.use(withRequestLog(deps.logger, deps.metrics));
+  app.use(noCache());
+  app.use(withAuthentication(deps.authenticator, deps.metrics));
+  app.use(withMaxInFlight(deps.inFlightLimits, deps.metrics));
+  app.use(withAuthorization(deps.authorizer, deps.metrics));
+  for (const handler of deps.handlers) app.use(handler);
+  app.use(notFoundHandler());
+  app.use(errorRenderer(deps.logger));
+  return app;
+}
+
+/** kube's WithCacheControl: API responses are per-user and must not be cached by intermediaries. */
+function noCache(): express.RequestHandler {
+  return (_req, res, next) => {
+    res.setHeader('Cache-Control', 'no-cache, private');
+    next();
+  };
+}
+
+export function metricsRouter(metrics: ApiServerMetrics): Router {
+  const router = express.Router({ strict: true });
+  router.get('/metrics', async (_req, res) => {
+    res.setHeader('Content-Type', metrics.registry.contentType);
+    res.send(await metrics.registry.metrics());
+  });
+  return router;
+}

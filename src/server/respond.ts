@@ -1,0 +1,19 @@
+/** Response encoding shared by every handler: JSON bodies and metav1.Status errors. */
+import type { ServerResponse } from 'node:http';
+import type { ApiError } from '../api/status.js';
+
+export const jsonContentType = 'application/json';
+
+export function writeJson(res: ServerResponse, code: number, body: unknown, contentType = jsonContentType): void {
+  const payload = JSON.stringify(body);
+  res.statusCode = code;
+  res.setHeader('Content-Type', contentType);
+  res.setHeader('Content-Length', Buffer.byteLength(payload));
+  res.end(payload);
+}
+
+export function writeStatus(res: ServerResponse, error: ApiError): void {
+  const retryAfter = error.details?.retryAfterSeconds;
+  if (retryAfter !== undefined) res.setHeader('Retry-After', String(retryAfter));
+  writeJson(res, error.code, error.toStatus());
+}

@@ -55,7 +55,7 @@ async function main(): Promise<void> {
     logger,
     metrics,
     authenticator: new Authenticator(() => authConfig.current(), new TokenReviewAuthenticator(client)),
-    authorizer: new Authorizer(client),
+    authorizer: Authorizer.delegating(client),
     inFlightLimits: { readOnly: config.maxRequestsInflight, mutating: config.maxMutatingRequestsInflight },
     handlers: [health.router(), versionRouter(), metricsRouter(metrics), discoveryRouter(tenancyV1alpha1)],
   });

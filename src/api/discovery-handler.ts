@@ -1,6 +1,6 @@
 /** Serves the discovery documents; the documents are built and serialized once. */
 import { Router, type Request, type Response } from 'express';
-import { jsonContentType } from '../server/respond.js';
+import { jsonContentType, writeSerialized } from '../server/respond.js';
 import {
   aggregatedDiscovery,
   apiGroup,
@@ -47,7 +47,6 @@ function serveNegotiated(
   const document = documents[format];
   if (document === undefined) throw new Error(`no ${format} discovery document`);
   const contentType = format === 'v2' ? discoveryV2ContentType : jsonContentType;
-  res.setHeader('Content-Type', contentType);
   if (format === 'v2') {
     // Only the aggregated document is cached by the aggregator, by ETag.
     res.setHeader('ETag', document.etag);
@@ -57,5 +56,5 @@ function serveNegotiated(
       return;
     }
   }
-  res.status(200).send(document.body);
+  writeSerialized(res, 200, document.body, contentType);
 }

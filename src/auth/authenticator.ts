@@ -21,7 +21,7 @@ type AuthenticatedUser = Extract<AuthenticationOutcome, { kind: 'authenticated' 
 export class Authenticator {
   constructor(
     private readonly config: () => AuthenticationConfig | undefined,
-    private readonly tokens: TokenReviewAuthenticator,
+    private readonly tokens: Pick<TokenReviewAuthenticator, 'authenticate'>,
   ) {}
 
   async authenticate(credentials: Credentials): Promise<AuthenticationDecision> {

@@ -7,6 +7,7 @@
  */
 import { X509Certificate } from 'node:crypto';
 import type { PeerCertificate, DetailedPeerCertificate } from 'node:tls';
+import { x509 } from '../pki/x509.js';
 
 const clientAuthOid = '1.3.6.1.5.5.7.3.2';
 const anyExtendedKeyUsageOid = '2.5.29.37.0';
@@ -52,19 +53,16 @@ export function verifyClientChain(chain: readonly X509Certificate[], roots: read
 }
 
 export function commonName(cert: X509Certificate): string {
-  return subjectValues(cert, 'CN')[0] ?? '';
+  return subjectField(cert, 'CN')[0] ?? '';
 }
 
 export function organizations(cert: X509Certificate): string[] {
-  return subjectValues(cert, 'O');
+  return subjectField(cert, 'O');
 }
 
-function subjectValues(cert: X509Certificate, attribute: string): string[] {
-  const prefix = `${attribute}=`;
-  return cert.subject
-    .split('\n')
-    .filter((line) => line.startsWith(prefix))
-    .map((line) => line.slice(prefix.length));
+/** Parsed from DER, not from Node's escaped subject string, so "a,b" stays one group. */
+function subjectField(cert: X509Certificate, field: 'CN' | 'O'): string[] {
+  return new x509.X509Certificate(cert.raw).subjectName.getField(field);
 }
 
 function issuedBy(cert: X509Certificate, issuer: X509Certificate): boolean {

@@ -24,8 +24,8 @@ import { withRequestLog } from './filters/request-log.js';
 export interface PipelineDependencies {
   readonly logger: Logger;
   readonly metrics: ApiServerMetrics;
-  readonly authenticator: Authenticator;
-  readonly authorizer: Authorizer;
+  readonly authenticator: Pick<Authenticator, 'authenticate'>;
+  readonly authorizer: Pick<Authorizer, 'authorize'>;
   readonly inFlightLimits: InFlightLimits;
   /** Routers mounted after authorization, in order. */
   readonly handlers: readonly Router[];

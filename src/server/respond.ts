@@ -5,7 +5,11 @@ import type { ApiError } from '../api/status.js';
 export const jsonContentType = 'application/json';
 
 export function writeJson(res: ServerResponse, code: number, body: unknown, contentType = jsonContentType): void {
-  const payload = JSON.stringify(body);
+  writeSerialized(res, code, JSON.stringify(body), contentType);
+}
+
+/** Writes an already serialized body with exactly the given Content-Type (express would rewrite it). */
+export function writeSerialized(res: ServerResponse, code: number, payload: string, contentType: string): void {
   res.statusCode = code;
   res.setHeader('Content-Type', contentType);
   res.setHeader('Content-Length', Buffer.byteLength(payload));

@@ -13,7 +13,7 @@ import { badRequest, unauthorized } from '../../api/status.js';
 import type { ApiServerMetrics } from '../../observability/metrics.js';
 import { requestContext } from '../context.js';
 
-export function withAuthentication(authenticator: Authenticator, metrics: ApiServerMetrics): RequestHandler {
+export function withAuthentication(authenticator: Pick<Authenticator, 'authenticate'>, metrics: ApiServerMetrics): RequestHandler {
   return async (req, _res, next) => {
     const credentials: Credentials = {
       peerChain: presentedChain(peerCertificate(req.socket)),

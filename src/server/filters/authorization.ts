@@ -9,7 +9,7 @@ import { forbidden, forbiddenPath } from '../../api/status.js';
 import type { ApiServerMetrics } from '../../observability/metrics.js';
 import { requestContext, requestUser } from '../context.js';
 
-export function withAuthorization(authorizer: Authorizer, metrics: ApiServerMetrics): RequestHandler {
+export function withAuthorization(authorizer: Pick<Authorizer, 'authorize'>, metrics: ApiServerMetrics): RequestHandler {
   return async (req, _res, next) => {
     const { info } = requestContext(req);
     const user = requestUser(req);

@@ -1,0 +1,102 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { parseAuthenticationConfig, type RequestHeaderConfig } from '../../../src/auth/authentication-config.js';
+import { authenticateFrontProxy } from '../../../src/auth/front-proxy.js';
+import { verifyClientChain } from '../../../src/auth/x509-chain.js';
+import { cert, createTestPki, issue, type TestPki } from '../../support/pki.js';
+
+let pki: TestPki;
+let config: RequestHeaderConfig;
+
+beforeAll(async () => {
+  pki = await createTestPki();
+  const parsed = parseAuthenticationConfig({
+    'client-ca-file': pki.clusterCA.certPem,
+    'requestheader-client-ca-file': pki.frontProxyCA.certPem,
+    'requestheader-allowed-names': '["front-proxy-client"]',
+    'requestheader-username-headers': '["X-Remote-User"]',
+    'requestheader-uid-headers': '["X-Remote-Uid"]',
+    'requestheader-group-headers': '["X-Remote-Group"]',
+    'requestheader-extra-headers-prefix': '["X-Remote-Extra-"]',
+  });
+  if (parsed.requestHeader === undefined) throw new Error('request-header config missing');
+  config = parsed.requestHeader;
+});
+
+const identityHeaders = {
+  'x-remote-user': ['tenant-a'],
+  'x-remote-uid': ['uid-1'],
+  // Two header lines; one group name legitimately contains a comma.
+  'x-remote-group': ['system:authenticated', 'team,with-comma'],
+  'x-remote-extra-authentication.kubernetes.io%2fpod-name': ['pod-1', 'pod-2'],
+  'x-remote-extra-scopes': ['a'],
+};
+
+describe('front-proxy authentication', () => {
+  it('trusts identity headers from a verified front-proxy certificate', () => {
+    const outcome = authenticateFrontProxy({ peerChain: [cert(pki.frontProxyClient.certPem)], headers: identityHeaders }, config);
+    expect(outcome).toEqual({
+      kind: 'authenticated',
+      method: 'front-proxy',
+      user: {
+        name: 'tenant-a',
+        uid: 'uid-1',
+        groups: ['system:authenticated', 'team,with-comma'],
+        extra: { 'authentication.kubernetes.io/pod-name': ['pod-1', 'pod-2'], scopes: ['a'] },
+      },
+    });
+  });
+
+  it('rejects a certificate from the cluster client CA', () => {
+    const outcome = authenticateFrontProxy({ peerChain: [cert(pki.admin.certPem)], headers: identityHeaders }, config);
+    expect(outcome).toEqual({ kind: 'failed', error: 'front-proxy: certificate signed by unknown authority' });
+  });
+
+  it('rejects a certificate from an unknown CA even with the allowed CN', () => {
+    const outcome = authenticateFrontProxy({ peerChain: [cert(pki.stranger.certPem)], headers: identityHeaders }, config);
+    expect(outcome.kind).toBe('failed');
+  });
+
+  it('rejects a front-proxy CA certificate whose CN is not an allowed name', async () => {
+    const other = await issue(pki.frontProxyCA, { commonName: 'someone-else', usage: 'client' });
+    const outcome = authenticateFrontProxy({ peerChain: [other], headers: identityHeaders }, config);
+    expect(outcome).toEqual({ kind: 'failed', error: 'front-proxy: subject with cn=someone-else is not in the allowed list' });
+  });
+
+  it('rejects a certificate not valid for client authentication', async () => {
+    const serverOnly = await issue(pki.frontProxyCA, { commonName: 'front-proxy-client', usage: 'server' });
+    const outcome = authenticateFrontProxy({ peerChain: [serverOnly], headers: identityHeaders }, config);
+    expect(outcome).toEqual({ kind: 'failed', error: 'front-proxy: certificate is not valid for client authentication' });
+  });
+
+  it('does not authenticate without a certificate or without a user header', () => {
+    expect(authenticateFrontProxy({ peerChain: [], headers: identityHeaders }, config)).toEqual({ kind: 'none' });
+    expect(authenticateFrontProxy({ peerChain: [cert(pki.frontProxyClient.certPem)], headers: {} }, config)).toEqual({ kind: 'none' });
+  });
+});
+
+describe('client chain verification', () => {
+  it('rejects certificates outside their validity window', () => {
+    const leaf = cert(pki.frontProxyClient.certPem);
+    const later = new Date(leaf.validToDate.getTime() + 1000);
+    expect(verifyClientChain([leaf], [cert(pki.frontProxyCA.certPem)], later)).toEqual({
+      ok: false,
+      error: 'certificate has expired or is not yet valid',
+    });
+    expect(verifyClientChain([leaf], [cert(pki.frontProxyCA.certPem)]).ok).toBe(true);
+  });
+});
+
+describe('extension-apiserver-authentication parsing', () => {
+  it('turns off front-proxy authentication when no request-header CA is published', () => {
+    expect(parseAuthenticationConfig({ 'client-ca-file': pki.clusterCA.certPem }).requestHeader).toBeUndefined();
+  });
+
+  it('rejects list keys that are not JSON lists of strings', () => {
+    expect(() =>
+      parseAuthenticationConfig({ 'requestheader-client-ca-file': pki.frontProxyCA.certPem, 'requestheader-allowed-names': 'front-proxy-client' }),
+    ).toThrow(SyntaxError);
+    expect(() =>
+      parseAuthenticationConfig({ 'requestheader-client-ca-file': pki.frontProxyCA.certPem, 'requestheader-allowed-names': '[1]' }),
+    ).toThrow(/not a JSON list of strings/);
+  });
+});

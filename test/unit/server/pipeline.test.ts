@@ -1,0 +1,243 @@
+/**
+ * The request pipeline over real TLS on loopback: who gets through
+ * authentication, what authorization sees, and that every failure is a
+ * metav1.Status with kube's wording. The authorizer and TokenReview are
+ * stand-ins here; the integration tests use kube-apiserver's.
+ */
+import { Router } from 'express';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tenancyV1alpha1 } from '../../../src/api/group.js';
+import { discoveryRouter } from '../../../src/api/discovery-handler.js';
+import { discoveryV2ContentType } from '../../../src/api/discovery.js';
+import { parseAuthenticationConfig } from '../../../src/auth/authentication-config.js';
+import { Authenticator } from '../../../src/auth/authenticator.js';
+import { Authorizer, type Attributes, type Decision } from '../../../src/auth/authorizer.js';
+import type { UserInfo } from '../../../src/auth/user.js';
+import { createLogger } from '../../../src/observability/logger.js';
+import { ApiServerMetrics } from '../../../src/observability/metrics.js';
+import { createCertificateAuthority, issueCertificate } from '../../../src/pki/certificates.js';
+import { requestUser } from '../../../src/server/context.js';
+import { HealthChecks } from '../../../src/server/health.js';
+import { HttpsServer } from '../../../src/server/https-server.js';
+import { buildHandlerChain } from '../../../src/server/pipeline.js';
+import { TlsContextSwitch } from '../../../src/server/tls-context.js';
+import { json, request } from '../../support/https-client.js';
+import { createTestPki, type TestPki } from '../../support/pki.js';
+
+let pki: TestPki;
+let servingCAPem: string;
+let server: HttpsServer;
+let port: number;
+const authorizationCalls: { user: UserInfo; attributes: Attributes }[] = [];
+
+/** The SubjectAccessReview stand-in: allows tenant-a in its own namespace and non-resource paths. */
+function review(user: UserInfo, attributes: Attributes): Promise<Decision> {
+  authorizationCalls.push({ user, attributes });
+  const allowed = attributes.kind === 'nonResource' || (user.name === 'tenant-a' && attributes.namespace === 'tenant-a');
+  return Promise.resolve({ allowed, reason: '' });
+}
+
+beforeAll(async () => {
+  pki = await createTestPki();
+  const servingCA = await createCertificateAuthority('serving-ca');
+  servingCAPem = servingCA.certPem;
+  const serving = await issueCertificate(servingCA, { commonName: 'localhost', dnsNames: ['localhost'], usage: 'server' });
+  const auth = parseAuthenticationConfig({
+    'client-ca-file': pki.clusterCA.certPem,
+    'requestheader-client-ca-file': pki.frontProxyCA.certPem,
+    'requestheader-allowed-names': '["front-proxy-client"]',
+    'requestheader-username-headers': '["X-Remote-User"]',
+    'requestheader-uid-headers': '["X-Remote-Uid"]',
+    'requestheader-group-headers': '["X-Remote-Group"]',
+    'requestheader-extra-headers-prefix': '["X-Remote-Extra-"]',
+  });
+  const tokens = {
+    authenticate: (credentials: { headers: Readonly<Record<string, readonly string[] | undefined>> }) =>
+      Promise.resolve(
+        credentials.headers['authorization']?.[0] === 'Bearer good-token'
+          ? { kind: 'authenticated' as const, method: 'token' as const, user: { name: 'bob', uid: '', groups: [], extra: {} } }
+          : credentials.headers['authorization'] === undefined
+            ? { kind: 'none' as const }
+            : { kind: 'failed' as const, error: 'invalid bearer token' },
+      ),
+  };
+  const whoami = Router();
+  whoami.get('/whoami', (req, res) => {
+    res.json({ user: requestUser(req), headers: Object.keys(req.headers).filter((h) => h.startsWith('x-remote')) });
+  });
+  whoami.get('/apis/tenancy.metal3.io/v1alpha1/namespaces/:ns/hostclaims', (_req, res) => {
+    res.json({ ok: true });
+  });
+  const app = buildHandlerChain({
+    logger: createLogger('silent'),
+    metrics: new ApiServerMetrics(),
+    authenticator: new Authenticator(() => auth, tokens),
+    authorizer: new Authorizer(review),
+    inFlightLimits: { readOnly: 10, mutating: 10 },
+    handlers: [new HealthChecks().router(), discoveryRouter(tenancyV1alpha1), whoami],
+  });
+  server = new HttpsServer(app, new TlsContextSwitch({ certPem: serving.certPem, keyPem: serving.keyPem }, auth));
+  port = (await server.listen(0, '127.0.0.1')).port;
+});
+
+afterAll(async () => {
+  await server.shutdown(1000);
+});
+
+const asAdmin = { 'X-Remote-User': 'admin', 'X-Remote-Group': 'system:masters' };
+
+function expectStatus(body: Record<string, unknown>, code: number, reason: string, message: string): void {
+  expect(body).toMatchObject({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason, message });
+}
+
+describe('authentication stage', () => {
+  it('rejects identity headers sent without any client certificate (401 Status)', async () => {
+    const res = await request({ port, path: '/whoami', headers: asAdmin, caPem: servingCAPem });
+    expect(res.status).toBe(401);
+    expect(res.headers['content-type']).toBe('application/json');
+    expectStatus(json(res), 401, 'Unauthorized', 'Unauthorized');
+  });
+
+  it('rejects identity headers with a certificate from an untrusted CA', async () => {
+    const res = await request({ port, path: '/whoami', headers: asAdmin, caPem: servingCAPem, client: pki.stranger });
+    expect(res.status).toBe(401);
+  });
+
+  it('rejects identity headers sent with a cluster client certificate', async () => {
+    const res = await request({ port, path: '/whoami', headers: asAdmin, caPem: servingCAPem, client: pki.admin });
+    expect(res.status).toBe(401);
+  });
+
+  it('trusts the front proxy, keeps every group header line and hides the headers from handlers', async () => {
+    const res = await request({
+      port,
+      path: '/whoami',
+      headers: { 'X-Remote-User': 'tenant-a', 'X-Remote-Group': ['g1', 'g2,with,commas'], 'X-Remote-Uid': 'u-1' },
+      caPem: servingCAPem,
+      client: pki.frontProxyClient,
+    });
+    expect(res.status).toBe(200);
+    expect(json(res)).toEqual({
+      user: { name: 'tenant-a', uid: 'u-1', groups: ['g1', 'g2,with,commas', 'system:authenticated'], extra: {} },
+      headers: [],
+    });
+  });
+
+  it('authenticates cluster client certificates as CN with O groups', async () => {
+    const res = await request({ port, path: '/whoami', caPem: servingCAPem, client: pki.admin });
+    expect((json(res)['user'] as UserInfo).groups).toEqual(['team-a', 'ops,night', 'system:authenticated']);
+  });
+
+  it('authenticates bearer tokens and rejects bad ones', async () => {
+    const good = await request({ port, path: '/whoami', headers: { Authorization: 'Bearer good-token' }, caPem: servingCAPem });
+    expect((json(good)['user'] as UserInfo).name).toBe('bob');
+    const bad = await request({ port, path: '/whoami', headers: { Authorization: 'Bearer nope' }, caPem: servingCAPem });
+    expect(bad.status).toBe(401);
+  });
+
+  it('treats requests without credentials as system:anonymous', async () => {
+    const res = await request({ port, path: '/whoami', caPem: servingCAPem });
+    expect(json(res)['user']).toEqual({ name: 'system:anonymous', uid: '', groups: ['system:unauthenticated'], extra: {} });
+  });
+
+  it('does not trust identity headers on a resumed TLS session that had no certificate', async () => {
+    // nodejs/node#35317: such a session can report socket.authorized === true with no peer certificate.
+    const first = await request({ port, path: '/healthz', caPem: servingCAPem });
+    expect(first.session).toBeDefined();
+    const resumed = await request({ port, path: '/whoami', headers: asAdmin, caPem: servingCAPem, session: first.session! });
+    expect(resumed.resumed).toBe(true);
+    expect(resumed.status).toBe(401);
+  });
+});
+
+describe('authorization stage', () => {
+  it('answers 403 with kube wording for a denied resource request', async () => {
+    const res = await request({
+      port,
+      path: '/apis/tenancy.metal3.io/v1alpha1/namespaces/tenant-a/hostclaims',
+      headers: { 'X-Remote-User': 'tenant-b', 'X-Remote-Group': 'system:authenticated' },
+      caPem: servingCAPem,
+      client: pki.frontProxyClient,
+    });
+    expect(res.status).toBe(403);
+    expectStatus(
+      json(res),
+      403,
+      'Forbidden',
+      'hostclaims.tenancy.metal3.io is forbidden: User "tenant-b" cannot list resource "hostclaims" in API group "tenancy.metal3.io" in the namespace "tenant-a"',
+    );
+    expect(authorizationCalls.at(-1)?.attributes).toEqual({
+      kind: 'resource',
+      verb: 'list',
+      group: 'tenancy.metal3.io',
+      version: 'v1alpha1',
+      resource: 'hostclaims',
+      subresource: '',
+      namespace: 'tenant-a',
+      name: '',
+    });
+  });
+
+  it('lets system:masters through without a SubjectAccessReview', async () => {
+    const before = authorizationCalls.length;
+    const res = await request({
+      port,
+      path: '/apis/tenancy.metal3.io/v1alpha1/namespaces/anywhere/hostclaims',
+      headers: asAdmin,
+      caPem: servingCAPem,
+      client: pki.frontProxyClient,
+    });
+    expect(res.status).toBe(200);
+    expect(authorizationCalls.length).toBe(before);
+  });
+
+  it('lets an allowed request through to the handler', async () => {
+    const res = await request({
+      port,
+      path: '/apis/tenancy.metal3.io/v1alpha1/namespaces/tenant-a/hostclaims',
+      headers: { 'X-Remote-User': 'tenant-a' },
+      caPem: servingCAPem,
+      client: pki.frontProxyClient,
+    });
+    expect(res.status).toBe(200);
+  });
+});
+
+describe('responses', () => {
+  const admin = () => ({ port, caPem: servingCAPem, client: pki.frontProxyClient, headers: asAdmin });
+
+  it('answers unknown paths with kube 404 Status', async () => {
+    const res = await request({ ...admin(), path: '/apis/tenancy.metal3.io/v1alpha1/nothing/here/at/all' });
+    expect(res.status).toBe(404);
+    expectStatus(json(res), 404, 'NotFound', 'the server could not find the requested resource');
+  });
+
+  it('serves aggregated discovery v2 with its media type, ETag and 304', async () => {
+    const accept = `${discoveryV2ContentType},application/json`;
+    const first = await request({ ...admin(), path: '/apis', headers: { ...asAdmin, Accept: accept } });
+    expect(first.status).toBe(200);
+    expect(first.headers['content-type']).toBe(discoveryV2ContentType);
+    expect(json(first)['kind']).toBe('APIGroupDiscoveryList');
+    const etag = first.headers['etag'] as string;
+    const second = await request({ ...admin(), path: '/apis', headers: { ...asAdmin, Accept: accept, 'If-None-Match': etag } });
+    expect(second.status).toBe(304);
+    const legacy = await request({ ...admin(), path: '/apis', headers: { ...asAdmin, Accept: 'application/json' } });
+    expect(json(legacy)['kind']).toBe('APIGroupList');
+  });
+
+  it('answers 406 when only unsupported representations are acceptable', async () => {
+    const res = await request({
+      ...admin(),
+      path: '/apis/tenancy.metal3.io/v1alpha1',
+      headers: { ...asAdmin, Accept: 'application/vnd.kubernetes.protobuf' },
+    });
+    expect(res.status).toBe(406);
+    expectStatus(json(res), 406, 'NotAcceptable', 'only the following media types are accepted: application/json');
+  });
+
+  it('never caches API responses in intermediaries', async () => {
+    const res = await request({ ...admin(), path: '/apis/tenancy.metal3.io/v1alpha1' });
+    expect(res.headers['cache-control']).toBe('no-cache, private');
+    expect(res.headers['audit-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});

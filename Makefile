@@ -1,0 +1,70 @@
+# hostclaim-apiserver: two commands do everything.
+#   make dev    run the whole product locally (control plane, server, sample tenants)
+#   make test   every check and test (what CI runs)
+#
+# Node 24 comes from the npm registry (package "node", pinned in package.json);
+# every tool below runs on it through node_modules/.bin, never on the system Node.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+BIN := $(CURDIR)/node_modules/.bin
+export PATH := $(BIN):$(PATH)
+NODE := $(BIN)/node
+DEPS_STAMP := node_modules/.deps-stamp
+
+.PHONY: help
+help: ## list targets
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | column -t -s $$'\t'
+
+$(DEPS_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+.PHONY: deps
+deps: $(DEPS_STAMP) ## install npm packages (Node 24 included)
+	@echo "node $$($(NODE) --version) at $(NODE)"
+
+.PHONY: controlplane
+controlplane: ## build (or reuse cached) etcd, kube-apiserver, kube-controller-manager, kubectl from Go modules
+	@test/controlplane/build/build.sh >/dev/null
+
+.PHONY: build
+build: deps ## compile the server to dist/
+	tsc -p tsconfig.build.json
+
+.PHONY: lint
+lint: deps ## ESLint (typescript-eslint, type-checked rules)
+	eslint .
+
+.PHONY: typecheck
+typecheck: deps ## TypeScript strict type check of src and tests
+	tsc --noEmit -p tsconfig.json
+
+.PHONY: unit
+unit: deps ## unit tests
+	vitest run --project unit
+
+.PHONY: integration
+integration: deps build controlplane ## integration and e2e tests against the real control plane through the aggregator
+	vitest run --project integration
+
+.PHONY: test
+test: deps lint typecheck unit integration ## every check and test
+
+.PHONY: dev
+dev: deps build controlplane ## run everything locally until Ctrl-C (see README)
+	tsx test/controlplane/cli.ts dev
+
+.PHONY: up
+up: deps build controlplane ## start the dev environment in the background; returns when the APIService is Available
+	tsx test/controlplane/cli.ts up
+
+.PHONY: down
+down: deps ## stop the background dev environment
+	tsx test/controlplane/cli.ts down
+
+.PHONY: clean
+clean: ## remove build output and local dev state (keeps caches)
+	rm -rf dist .dev

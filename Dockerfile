@@ -1,0 +1,21 @@
+# Production image: Node 24 LTS, compiled JavaScript only, non-root.
+FROM node:24-bookworm-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+# The "node" devDependency (Node 24 for hosts that ship an older Node) is not needed inside a node:24 image.
+RUN npm ci --no-audit --no-fund --ignore-scripts
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npx tsc -p tsconfig.build.json
+
+FROM node:24-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean --force
+COPY --from=build /src/dist ./dist
+COPY openapi ./openapi
+USER node
+EXPOSE 8443
+ENTRYPOINT ["node", "--enable-source-maps", "dist/src/main.js"]
+CMD ["--secure-port=8443", "--tls-cert-file=/etc/hostclaim-apiserver/tls/tls.crt", "--tls-private-key-file=/etc/hostclaim-apiserver/tls/tls.key"]

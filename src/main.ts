@@ -5,6 +5,8 @@
  */
 import { tenancyV1alpha1 } from './api/group.js';
 import { discoveryRouter } from './api/discovery-handler.js';
+import { openAPIRouter } from './api/openapi/handler.js';
+import { loadSchemaSource } from './api/openapi/schema-source.js';
 import { AuthenticationConfigSource } from './auth/authentication-config.js';
 import { Authenticator } from './auth/authenticator.js';
 import { Authorizer } from './auth/authorizer.js';
@@ -57,7 +59,13 @@ async function main(): Promise<void> {
     authenticator: new Authenticator(() => authConfig.current(), new TokenReviewAuthenticator(client)),
     authorizer: Authorizer.delegating(client),
     inFlightLimits: { readOnly: config.maxRequestsInflight, mutating: config.maxMutatingRequestsInflight },
-    handlers: [health.router(), versionRouter(), metricsRouter(metrics), discoveryRouter(tenancyV1alpha1)],
+    handlers: [
+      health.router(),
+      versionRouter(),
+      metricsRouter(metrics),
+      discoveryRouter(tenancyV1alpha1),
+      openAPIRouter(tenancyV1alpha1, loadSchemaSource()),
+    ],
   });
   const server = new HttpsServer(app, tls);
   const address = await server.listen(config.securePort, config.bindAddress);

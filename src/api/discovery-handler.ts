@@ -9,21 +9,20 @@ import {
   discoveryV2ContentType,
   legacyOnlyOffers,
   rootDiscoveryOffers,
-  serialize,
   type DiscoveryFormat,
-  type SerializedDocument,
 } from './discovery.js';
 import { negotiate, type Offer } from './negotiation.js';
 import type { ApiGroupVersion } from './resource.js';
+import { etagMatches, serializeDocument, type SerializedDocument } from './serialized-document.js';
 
 const acceptedTypes = [jsonContentType];
 
 export function discoveryRouter(gv: ApiGroupVersion): Router {
   const router = Router({ strict: true });
-  const legacyRoot = serialize(apiGroupList(gv));
-  const v2Root = serialize(aggregatedDiscovery(gv));
-  const group = serialize(apiGroup(gv));
-  const resources = serialize(apiResourceList(gv));
+  const legacyRoot = serializeDocument(apiGroupList(gv));
+  const v2Root = serializeDocument(aggregatedDiscovery(gv));
+  const group = serializeDocument(apiGroup(gv));
+  const resources = serializeDocument(apiResourceList(gv));
 
   router.get('/apis', (req, res) => {
     serveNegotiated(req, res, rootDiscoveryOffers, { legacy: legacyRoot, v2: v2Root });
@@ -51,7 +50,7 @@ function serveNegotiated(
     // Only the aggregated document is cached by the aggregator, by ETag.
     res.setHeader('ETag', document.etag);
     res.setHeader('Vary', 'Accept');
-    if (req.headers['if-none-match'] === document.etag) {
+    if (etagMatches(req.headers['if-none-match'], document.etag)) {
       res.status(304).end();
       return;
     }

@@ -4,7 +4,6 @@
  * its exact media type and an ETag, so the aggregator caches it instead of
  * falling back. Only verbs the resources really serve are advertised.
  */
-import { createHash } from 'node:crypto';
 import type { ApiGroupVersion, ResourceDescriptor } from './resource.js';
 import { groupVersionString } from './resource.js';
 import { isPlainJson, type MediaRange, type Offer } from './negotiation.js';
@@ -93,17 +92,6 @@ export function aggregatedDiscovery(gv: ApiGroupVersion): object {
       },
     ],
   };
-}
-
-/** A document serialized once, with the ETag kube uses (quoted hex SHA-512 of the body). */
-export interface SerializedDocument {
-  readonly body: string;
-  readonly etag: string;
-}
-
-export function serialize(document: object): SerializedDocument {
-  const body = JSON.stringify(document);
-  return { body, etag: `"${createHash('sha512').update(body).digest('hex').toUpperCase()}"` };
 }
 
 export function isDiscoveryV2(range: MediaRange): boolean {

@@ -1,6 +1,6 @@
 /**
  * Accept-header negotiation as kube-apiserver does it: ranges are tried in
- * the order the client listed them (kube ignores q-values), parameters such
+ * the client's preference order, parameters such
  * as `as=Table;g=meta.k8s.io;v=v1` select a special representation, and a
  * request that accepts nothing we can produce gets 406.
  */
@@ -10,14 +10,27 @@ export interface MediaRange {
   readonly type: string;
   readonly subtype: string;
   readonly params: Readonly<Record<string, string>>;
+  readonly q: number;
 }
 
+/**
+ * Acceptable ranges in preference order, as goautoneg (used by kube) orders
+ * them: by q-value, then specific types before wildcards, then as listed.
+ * Ranges with q=0 are refused by the client and dropped.
+ */
 export function parseAccept(header: string | undefined): MediaRange[] {
-  if (header === undefined || header.trim() === '') return [{ type: '*', subtype: '*', params: {} }];
+  if (header === undefined || header.trim() === '') return [{ type: '*', subtype: '*', params: {}, q: 1 }];
   return header
     .split(',')
     .map((part) => parseMediaRange(part))
-    .filter((range): range is MediaRange => range !== undefined);
+    .filter((range): range is MediaRange => range !== undefined && range.q > 0)
+    .map((range, index) => ({ range, index }))
+    .sort((a, b) => b.range.q - a.range.q || wildcards(a.range) - wildcards(b.range) || a.index - b.index)
+    .map(({ range }) => range);
+}
+
+function wildcards(range: MediaRange): number {
+  return (range.type === '*' ? 1 : 0) + (range.subtype === '*' ? 1 : 0);
 }
 
 export function parseMediaRange(text: string): MediaRange | undefined {
@@ -25,14 +38,16 @@ export function parseMediaRange(text: string): MediaRange | undefined {
   const [type, subtype] = essence.trim().toLowerCase().split('/');
   if (type === undefined || subtype === undefined || type === '' || subtype === '') return undefined;
   const params: Record<string, string> = {};
+  let q = 1;
   for (const part of paramParts) {
     const eq = part.indexOf('=');
     if (eq <= 0) continue;
     const key = part.slice(0, eq).trim().toLowerCase();
-    if (key === 'q') continue;
-    params[key] = part.slice(eq + 1).trim().replace(/^"|"$/g, '');
+    const value = part.slice(eq + 1).trim().replace(/^"|"$/g, '');
+    if (key === 'q') q = Number.isFinite(Number(value)) ? Number(value) : 0;
+    else params[key] = value;
   }
-  return { type, subtype, params };
+  return { type, subtype, params, q };
 }
 
 /** True when the range matches application/json (with no representation selected). */

@@ -64,7 +64,7 @@ export async function createCertificateAuthority(
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
     ],
   });
-  return { certificate, keys, certPem: certificate.toString('pem'), keyPem: await exportPrivateKeyPem(keys.privateKey) };
+  return { certificate, keys, certPem: toPem(certificate), keyPem: await exportPrivateKeyPem(keys.privateKey) };
 }
 
 export async function issueCertificate(
@@ -85,7 +85,7 @@ export async function issueCertificate(
       await x509.AuthorityKeyIdentifierExtension.create(ca.keys.publicKey),
     ],
   });
-  return { certPem: certificate.toString('pem'), keyPem: await exportPrivateKeyPem(keys.privateKey) };
+  return { certPem: toPem(certificate), keyPem: await exportPrivateKeyPem(keys.privateKey) };
 }
 
 /** A self-signed leaf (not a CA): clients trust it by pinning the certificate itself. */
@@ -102,7 +102,7 @@ export async function createSelfSigned(request: CertificateRequest): Promise<Cer
       await x509.AuthorityKeyIdentifierExtension.create(keys.publicKey),
     ],
   });
-  return { certPem: certificate.toString('pem'), keyPem: await exportPrivateKeyPem(keys.privateKey) };
+  return { certPem: toPem(certificate), keyPem: await exportPrivateKeyPem(keys.privateKey) };
 }
 
 async function leafExtensions(request: CertificateRequest, publicKey: CryptoKey): Promise<x509.Extension[]> {
@@ -145,7 +145,12 @@ async function generateKeyPair(): Promise<CryptoKeyPair> {
   return crypto.subtle.generateKey(keyAlgorithm, true, ['sign', 'verify']);
 }
 
+/** PEM ending in a newline, so bundles can be built by plain concatenation. */
+function toPem(certificate: x509.X509Certificate): string {
+  return `${certificate.toString('pem')}\n`;
+}
+
 async function exportPrivateKeyPem(key: CryptoKey): Promise<string> {
   const der = await crypto.subtle.exportKey('pkcs8', key);
-  return x509.PemConverter.encode(der, 'PRIVATE KEY');
+  return `${x509.PemConverter.encode(der, 'PRIVATE KEY')}\n`;
 }

@@ -9,7 +9,7 @@ export function writeJson(res: ServerResponse, code: number, body: unknown, cont
 }
 
 /** Writes an already serialized body with exactly the given Content-Type (express would rewrite it). */
-export function writeSerialized(res: ServerResponse, code: number, payload: string, contentType: string): void {
+export function writeSerialized(res: ServerResponse, code: number, payload: string | Buffer, contentType: string): void {
   res.statusCode = code;
   res.setHeader('Content-Type', contentType);
   res.setHeader('Content-Length', Buffer.byteLength(payload));

@@ -1,7 +1,7 @@
 /** /version in the shape of k8s.io/apimachinery's version.Info. */
 import { readFileSync } from 'node:fs';
 import { Router } from 'express';
-import { projectRoot } from './project-root.js';
+import { projectRoot } from '../project-root.js';
 
 export function versionInfo(): Record<string, string> {
   const pkg = JSON.parse(readFileSync(`${projectRoot()}/package.json`, 'utf8')) as { version: string };

@@ -9,12 +9,18 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cd "$here"
 kube="$(tr -d '[:space:]' < kubernetes-version)"
-if ! grep -qE "^(require |\t)k8s.io/kubernetes $kube( |$)" go.mod; then
+if ! grep -qE "^(require )?[[:space:]]*k8s.io/kubernetes $kube( |$)" go.mod; then
   echo "controlplane: kubernetes-version changed to $kube; regenerating go.mod" >&2
   ./gen-gomod.sh
   GOTOOLCHAIN=local GOFLAGS=-mod=mod go mod tidy >&2
 fi
-key="$( { cat go.mod go.sum build.sh; go version; } | sha256sum | cut -c1-16)"
+
+minor="${kube#v1.}"; minor="${minor%%.*}"
+ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$kube \
+  -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor \
+  -X k8s.io/component-base/version.gitTreeState=clean"
+# The cache key covers what decides the binaries: module graph, toolchain, flags.
+key="$( { cat go.mod go.sum; go version; echo "$ldflags"; } | sha256sum | cut -c1-16)"
 cache_root="${HOSTCLAIM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/hostclaim-apiserver}"
 out="$cache_root/controlplane/$kube-$key"
 binaries=(etcd kube-apiserver kube-controller-manager kubectl)
@@ -22,10 +28,6 @@ complete=1
 for b in "${binaries[@]}"; do [[ -x "$out/$b" ]] || complete=0; done
 if [[ $complete == 1 ]]; then echo "$out"; exit 0; fi
 
-minor="${kube#v1.}"; minor="${minor%%.*}"
-ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$kube \
-  -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor \
-  -X k8s.io/component-base/version.gitTreeState=clean"
 tmp="$(mktemp -d "$cache_root/controlplane/.build-XXXXXX" 2>/dev/null || { mkdir -p "$cache_root/controlplane"; mktemp -d "$cache_root/controlplane/.build-XXXXXX"; })"
 trap 'rm -rf "$tmp"' EXIT
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod

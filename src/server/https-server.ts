@@ -1,11 +1,13 @@
 /**
  * The HTTPS listener and its graceful shutdown: on SIGTERM readiness fails
  * at once, the listener stops accepting, in-flight requests get a bounded
- * time to finish, then remaining connections (watches) are closed so
- * clients reconnect to another replica.
+ * time to finish, then every remaining connection (watches, idle
+ * keep-alives, half-open handshakes) is destroyed so clients reconnect to
+ * another replica and the process can exit.
  */
+import { once } from 'node:events';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Express } from 'express';
 import type { TlsContextSwitch } from './tls-context.js';
 
@@ -14,6 +16,10 @@ const keepAliveTimeoutMs = 120_000;
 
 export class HttpsServer {
   private readonly server: https.Server;
+  // Raw sockets, tracked from accept: Node's closeAllConnections() misses sockets still in the TLS handshake.
+  private readonly sockets = new Set<Socket>();
+  private inFlight = 0;
+  private readonly drained = new EventTarget();
 
   constructor(app: Express, tls: TlsContextSwitch) {
     this.server = https.createServer(tls.options(), app);
@@ -21,6 +27,17 @@ export class HttpsServer {
     this.server.headersTimeout = 60_000;
     // Watches are long-running: no whole-request timeout at the socket level.
     this.server.requestTimeout = 0;
+    this.server.on('connection', (socket: Socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    });
+    this.server.on('request', (_req, res: import('node:http').ServerResponse) => {
+      this.inFlight++;
+      res.once('close', () => {
+        this.inFlight--;
+        if (this.inFlight === 0) this.drained.dispatchEvent(new Event('drained'));
+      });
+    });
     tls.attach(this.server);
   }
 
@@ -35,15 +52,14 @@ export class HttpsServer {
   }
 
   async shutdown(timeoutMs: number): Promise<void> {
-    const closed = new Promise<void>((resolve) => {
-      this.server.close(() => {
-        resolve();
-      });
-    });
+    const closed = once(this.server, 'close');
+    this.server.close();
     this.server.closeIdleConnections();
-    const deadline = new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref());
-    await Promise.race([closed, deadline]);
-    this.server.closeAllConnections();
+    if (this.inFlight > 0) {
+      const deadline = AbortSignal.timeout(timeoutMs);
+      await Promise.race([once(this.drained, 'drained'), once(deadline, 'abort')]);
+    }
+    for (const socket of this.sockets) socket.destroy();
     await closed;
   }
 }

@@ -43,15 +43,19 @@ typecheck: deps ## TypeScript strict type check of src and tests
 	tsc --noEmit -p tsconfig.json
 
 .PHONY: unit
+REPORTS := .test-results
+VITEST_REPORT = --reporter=default --reporter=json --outputFile.json=$(REPORTS)/$(1).json
+
 unit: deps ## unit tests
-	vitest run --project unit
+	vitest run --project unit $(call VITEST_REPORT,unit)
 
 .PHONY: integration
 integration: deps build controlplane ## integration and e2e tests against the real control plane through the aggregator
-	vitest run --project integration
+	vitest run --project integration $(call VITEST_REPORT,integration)
 
 .PHONY: test
 test: deps lint typecheck unit integration ## every check and test
+	@tsx test/support/summary.ts $(REPORTS)/unit.json $(REPORTS)/integration.json
 
 .PHONY: dev
 dev: deps build controlplane ## run everything locally until Ctrl-C (see README)
@@ -67,4 +71,4 @@ down: deps ## stop the background dev environment
 
 .PHONY: clean
 clean: ## remove build output and local dev state (keeps caches)
-	rm -rf dist .dev
+	rm -rf dist .dev $(REPORTS)

@@ -1,0 +1,292 @@
+// The full development/test environment: a control plane, hostclaim-apiserver
+// running as a child process on 127.0.0.1 (as its own ServiceAccount),
+// registered with the aggregator, and two tenants with their kubeconfigs.
+//
+// Layout of workDir:
+//   admin.kubeconfig tenant-a.kubeconfig tenant-b.kubeconfig   for people and tests
+//   hostclaim-apiserver.kubeconfig                              the server's own identity (SA token)
+//   serving/{tls.crt,tls.key,ca.crt}                             the server's certificate and its CA
+//   controlplane/                                                etcd data, control-plane PKI
+//   logs/<component>.log
+import { X509Certificate } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { createCertificateAuthority, issueCertificate } from '../../src/pki/certificates.js';
+import { startControlPlane, type ControlPlane } from './controlplane.js';
+import { isHealthy, servedCertificateFingerprint } from './http.js';
+import { freeLoopbackPort } from './network.js';
+import { removeOwnedEntries, writeFileAtomically } from './files.js';
+import { repoPath } from './paths.js';
+import { startProcess, type ManagedProcess } from './processes.js';
+import {
+  DEFAULT_SERVICE_NAME,
+  DEFAULT_SERVICE_NAMESPACE,
+  registerAggregatedServer,
+  waitForAPIServiceAvailable,
+} from './register.js';
+import { pollUntil } from './wait.js';
+
+export interface DevEnvironmentOptions {
+  workDir: string;
+  /** The server's JavaScript entry point, e.g. dist/src/main.js (relative paths: from the repo root). */
+  serverEntry: string;
+  log?: (line: string) => void;
+  /** Keep <workDir>/logs after stop() (everything else is removed). */
+  keepLogs?: boolean;
+  /** See ControlPlaneOptions.binDir. */
+  binDir?: string;
+}
+
+export const TENANTS = ['tenant-a', 'tenant-b'] as const;
+export type Tenant = (typeof TENANTS)[number];
+
+export interface DevEnvironment {
+  readonly controlPlane: ControlPlane;
+  readonly workDir: string;
+  readonly logDir: string;
+  readonly serverPort: number;
+  /** https://127.0.0.1:<serverPort>, for direct (non-aggregated) requests. */
+  readonly serverUrl: string;
+  readonly serverLogPath: string;
+  /** The running server process, or undefined while stopped. */
+  readonly serverProcess: ManagedProcess | undefined;
+  readonly serverKubeconfigPath: string;
+  readonly adminKubeconfigPath: string;
+  readonly tenantKubeconfigPaths: Readonly<Record<Tenant, string>>;
+  readonly servingCertPath: string;
+  readonly servingKeyPath: string;
+  readonly aggregatedServerCaPath: string;
+  /** PEM of the CA that signed the current serving certificate (changes on rotation). */
+  readonly aggregatedServerCaPem: string;
+  /** Stops the server (if running) and starts it again on the same port and files. */
+  restartServer(): Promise<void>;
+  stopServer(): Promise<void>;
+  /**
+   * Replaces the serving certificate with one from a new CA without an
+   * availability gap: trusts old+new CA, swaps the files, waits until the
+   * server presents the new certificate, then trusts only the new CA.
+   */
+  rotateServingCertificate(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export const SERVICE_DNS_NAME = `${DEFAULT_SERVICE_NAME}.${DEFAULT_SERVICE_NAMESPACE}.svc`;
+const SERVER_TOKEN_SECONDS = 24 * 60 * 60;
+const SERVER_READY_TIMEOUT_MS = 60_000;
+const API_SERVICE_AVAILABLE_TIMEOUT_MS = 60_000;
+const CERTIFICATE_RELOAD_TIMEOUT_MS = 30_000;
+
+/** What the environment writes into workDir besides logs/ (and removes again); workDir may be user-chosen. */
+const WORK_DIR_ENTRIES = [
+  'admin.kubeconfig',
+  ...TENANTS.map((tenant) => `${tenant}.kubeconfig`),
+  'hostclaim-apiserver.kubeconfig',
+  'serving',
+  'controlplane',
+];
+
+export async function startDevEnvironment(options: DevEnvironmentOptions): Promise<DevEnvironment> {
+  const log = options.log ?? (() => undefined);
+  const logDir = path.join(options.workDir, 'logs');
+  await removeOwnedEntries(options.workDir, WORK_DIR_ENTRIES);
+  await fs.mkdir(logDir, { recursive: true });
+  const controlPlane = await startControlPlane({
+    workDir: path.join(options.workDir, 'controlplane'),
+    logDir,
+    binDir: options.binDir,
+    log,
+  });
+  let environment: LocalDevEnvironment | undefined;
+  try {
+    environment = new LocalDevEnvironment(controlPlane, options, await freeLoopbackPort());
+    await environment.start();
+    return environment;
+  } catch (error) {
+    await (environment?.stop() ?? controlPlane.stop());
+    throw error;
+  }
+}
+
+class LocalDevEnvironment implements DevEnvironment {
+  readonly workDir: string;
+  readonly logDir: string;
+  readonly serverUrl: string;
+  readonly serverLogPath: string;
+  readonly serverKubeconfigPath: string;
+  readonly adminKubeconfigPath: string;
+  readonly tenantKubeconfigPaths: Readonly<Record<Tenant, string>>;
+  readonly servingCertPath: string;
+  readonly servingKeyPath: string;
+  readonly aggregatedServerCaPath: string;
+  readonly #serverEntry: string;
+  readonly #keepLogs: boolean;
+  readonly #log: (line: string) => void;
+  #aggregatedServerCaPem = '';
+  #server: ManagedProcess | undefined;
+  #serverStarts = 0;
+  #stopping: Promise<void> | undefined;
+
+  constructor(
+    readonly controlPlane: ControlPlane,
+    options: DevEnvironmentOptions,
+    readonly serverPort: number,
+  ) {
+    const file = (...segments: string[]): string => path.join(options.workDir, ...segments);
+    this.workDir = options.workDir;
+    this.logDir = file('logs');
+    this.serverUrl = `https://127.0.0.1:${serverPort}`;
+    this.serverLogPath = file('logs', 'hostclaim-apiserver.log');
+    this.serverKubeconfigPath = file('hostclaim-apiserver.kubeconfig');
+    this.adminKubeconfigPath = file('admin.kubeconfig');
+    this.tenantKubeconfigPaths = { 'tenant-a': file('tenant-a.kubeconfig'), 'tenant-b': file('tenant-b.kubeconfig') };
+    this.servingCertPath = file('serving', 'tls.crt');
+    this.servingKeyPath = file('serving', 'tls.key');
+    this.aggregatedServerCaPath = file('serving', 'ca.crt');
+    this.#serverEntry = path.resolve(repoPath(), options.serverEntry);
+    this.#keepLogs = options.keepLogs ?? false;
+    this.#log = options.log ?? (() => undefined);
+  }
+
+  get serverProcess(): ManagedProcess | undefined {
+    return this.#server?.running ? this.#server : undefined;
+  }
+
+  get aggregatedServerCaPem(): string {
+    return this.#aggregatedServerCaPem;
+  }
+
+  async start(): Promise<void> {
+    const cp = this.controlPlane;
+    for (const manifest of [['rbac.yaml'], ['aggregated-roles.yaml'], ['dev', 'tenants.yaml']]) {
+      await cp.applyFile(repoPath('deploy', ...manifest));
+    }
+    await this.#writeKubeconfigs();
+    await fs.mkdir(path.dirname(this.servingCertPath), { recursive: true, mode: 0o700 });
+    const serving = await issueServingCertificate();
+    await writeFileAtomically(this.servingKeyPath, serving.keyPem);
+    await writeFileAtomically(this.servingCertPath, serving.certPem);
+    await writeFileAtomically(this.aggregatedServerCaPath, serving.caPem);
+    this.#aggregatedServerCaPem = serving.caPem;
+
+    await this.#startServer();
+    await registerAggregatedServer(cp, { port: this.serverPort, caBundlePem: serving.caPem });
+    await waitForAPIServiceAvailable(cp, API_SERVICE_AVAILABLE_TIMEOUT_MS);
+    this.#log(`hostclaim-apiserver registered: APIService v1alpha1.tenancy.metal3.io is Available`);
+  }
+
+  async restartServer(): Promise<void> {
+    await this.stopServer();
+    await this.#startServer();
+    await waitForAPIServiceAvailable(this.controlPlane, API_SERVICE_AVAILABLE_TIMEOUT_MS);
+  }
+
+  async stopServer(): Promise<void> {
+    await this.#server?.stop();
+  }
+
+  async rotateServingCertificate(): Promise<void> {
+    const next = await issueServingCertificate();
+    const register = (caBundlePem: string): Promise<void> =>
+      registerAggregatedServer(this.controlPlane, { port: this.serverPort, caBundlePem });
+
+    await register(this.#aggregatedServerCaPem + next.caPem);
+    // Key before certificate: a reloader that watches only the certificate
+    // then always finds the matching key. One that reloads on either file
+    // briefly sees new key + old certificate and must keep its current pair.
+    await writeFileAtomically(this.servingKeyPath, next.keyPem);
+    await writeFileAtomically(this.servingCertPath, next.certPem);
+    await writeFileAtomically(this.aggregatedServerCaPath, next.caPem);
+    const expected = new X509Certificate(next.certPem).fingerprint256;
+    await pollUntil(
+      'hostclaim-apiserver to serve the rotated certificate',
+      async () => ((await this.#servedFingerprint()) === expected ? true : undefined),
+      { timeoutMs: CERTIFICATE_RELOAD_TIMEOUT_MS, describeFailure: () => this.#server?.logTail() ?? '' },
+    );
+    await register(next.caPem);
+    this.#aggregatedServerCaPem = next.caPem;
+    this.#log('serving certificate rotated to a new CA');
+  }
+
+  stop(): Promise<void> {
+    this.#stopping ??= this.#stopAll();
+    return this.#stopping;
+  }
+
+  async #stopAll(): Promise<void> {
+    await this.stopServer();
+    await this.controlPlane.stop();
+    await removeOwnedEntries(this.workDir, this.#keepLogs ? WORK_DIR_ENTRIES : [...WORK_DIR_ENTRIES, 'logs']);
+  }
+
+  async #writeKubeconfigs(): Promise<void> {
+    const cp = this.controlPlane;
+    await fs.copyFile(cp.adminKubeconfigPath, this.adminKubeconfigPath);
+    for (const tenant of TENANTS) {
+      await cp.userKubeconfig(tenant, [], this.tenantKubeconfigPaths[tenant], { namespace: tenant });
+    }
+    await cp.serviceAccountKubeconfig(
+      DEFAULT_SERVICE_NAMESPACE,
+      DEFAULT_SERVICE_NAME,
+      this.serverKubeconfigPath,
+      SERVER_TOKEN_SECONDS,
+    );
+  }
+
+  async #startServer(): Promise<void> {
+    const startedAt = Date.now();
+    const server = await startProcess({
+      name: 'hostclaim-apiserver',
+      // The harness runs on the project's Node 24; so does the server.
+      command: process.execPath,
+      args: [
+        this.#serverEntry,
+        `--secure-port=${this.serverPort}`,
+        '--bind-address=127.0.0.1',
+        `--tls-cert-file=${this.servingCertPath}`,
+        `--tls-private-key-file=${this.servingKeyPath}`,
+        `--kubeconfig=${this.serverKubeconfigPath}`,
+      ],
+      logFile: this.serverLogPath,
+      // Keep the output of earlier runs across restarts.
+      appendToLog: this.#serverStarts > 0,
+    });
+    this.#serverStarts += 1;
+    this.#server = server;
+    await pollUntil(
+      'hostclaim-apiserver /readyz',
+      async () => {
+        server.assertRunning();
+        const ready = await isHealthy(`${this.serverUrl}/readyz`, {
+          caPem: this.#aggregatedServerCaPem,
+          serverName: SERVICE_DNS_NAME,
+        });
+        return ready ? true : undefined;
+      },
+      { timeoutMs: SERVER_READY_TIMEOUT_MS, describeFailure: () => server.logTail() },
+    );
+    this.#log(`hostclaim-apiserver ready on ${this.serverUrl} (pid ${server.pid}, ${Date.now() - startedAt} ms)`);
+  }
+
+  #servedFingerprint(): Promise<string | undefined> {
+    return servedCertificateFingerprint('127.0.0.1', this.serverPort, SERVICE_DNS_NAME).catch(() => undefined);
+  }
+}
+
+interface ServingCertificate {
+  caPem: string;
+  certPem: string;
+  keyPem: string;
+}
+
+/** A fresh CA per certificate, so rotation also exercises caBundle changes. */
+async function issueServingCertificate(): Promise<ServingCertificate> {
+  const ca = await createCertificateAuthority(`hostclaim-apiserver-ca@${new Date().toISOString()}`);
+  const { certPem, keyPem } = await issueCertificate(ca, {
+    commonName: DEFAULT_SERVICE_NAME,
+    // The aggregator verifies <service>.<namespace>.svc; people and tests dial 127.0.0.1/localhost.
+    dnsNames: [SERVICE_DNS_NAME, 'localhost'],
+    ipAddresses: ['127.0.0.1'],
+    usage: 'server',
+  });
+  return { caPem: ca.certPem, certPem, keyPem };
+}

@@ -11,6 +11,8 @@ export interface ServerConfig {
   /** The Service fronting this server, for the self-signed fallback certificate's SAN. */
   readonly serviceName: string;
   readonly serviceNamespace: string;
+  /** Where backing records live; tenants have no RBAC there. */
+  readonly storageNamespace: string;
   readonly maxRequestsInflight: number;
   readonly maxMutatingRequestsInflight: number;
   readonly shutdownTimeoutSeconds: number;
@@ -28,6 +30,7 @@ export function parseConfig(argv: readonly string[]): ServerConfig {
       kubeconfig: { type: 'string' },
       'service-name': { type: 'string', default: 'hostclaim-apiserver' },
       'service-namespace': { type: 'string', default: 'hostclaim-system' },
+      'storage-namespace': { type: 'string', default: 'hostclaim-system' },
       'max-requests-inflight': { type: 'string', default: '400' },
       'max-mutating-requests-inflight': { type: 'string', default: '200' },
       'shutdown-timeout-seconds': { type: 'string', default: '30' },
@@ -46,6 +49,7 @@ export function parseConfig(argv: readonly string[]): ServerConfig {
     kubeconfig: values.kubeconfig,
     serviceName: values['service-name'],
     serviceNamespace: values['service-namespace'],
+    storageNamespace: values['storage-namespace'],
     maxRequestsInflight: positiveInteger('max-requests-inflight', values['max-requests-inflight']),
     maxMutatingRequestsInflight: positiveInteger('max-mutating-requests-inflight', values['max-mutating-requests-inflight']),
     shutdownTimeoutSeconds: positiveInteger('shutdown-timeout-seconds', values['shutdown-timeout-seconds']),

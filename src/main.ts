@@ -6,7 +6,7 @@
 import { tenancyV1alpha1 } from './api/group.js';
 import { discoveryRouter } from './api/discovery-handler.js';
 import { openAPIRouter } from './api/openapi/handler.js';
-import { loadSchemaSource } from './api/openapi/schema-source.js';
+import { loadSchemaSource, type SchemaSource } from './api/openapi/schema-source.js';
 import { AuthenticationConfigSource } from './auth/authentication-config.js';
 import { Authenticator } from './auth/authenticator.js';
 import { Authorizer } from './auth/authorizer.js';
@@ -22,6 +22,13 @@ import { buildHandlerChain, metricsRouter } from './server/pipeline.js';
 import { ServingCertificateReloader, type CertificatePair } from './server/serving-certificate.js';
 import { TlsContextSwitch } from './server/tls-context.js';
 import { versionRouter } from './server/version.js';
+import { restRouter } from './api/rest/handler.js';
+import { WatchHub } from './api/rest/watch-hub.js';
+import { ensureCustomResourceDefinition } from './backing/crd.js';
+import { RecordStore } from './backing/record-store.js';
+import { hostClaimResource } from './resources/hostclaim/descriptor.js';
+import { hostClaimRecord, hostClaimRecordCRD, hostClaimStorageMapping } from './resources/hostclaim/storage.js';
+import { hostClaimStrategy } from './resources/hostclaim/strategy.js';
 
 async function main(): Promise<void> {
   const logger = createLogger();
@@ -50,6 +57,11 @@ async function main(): Promise<void> {
     logger.info('client CAs reloaded from extension-apiserver-authentication');
   });
 
+  const schemaSource = loadSchemaSource();
+  const hostClaims = hostClaimStore(client, config, logger);
+  health.addReadiness({ name: 'hostclaim-storage', check: () => (hostClaims.hasSynced() ? undefined : 'not synced') });
+  void startStorage(client, schemaSource, hostClaims, logger);
+
   let shuttingDown = false;
   health.addReadiness({ name: 'shutdown', check: () => (shuttingDown ? 'shutting down' : undefined) });
 
@@ -64,7 +76,8 @@ async function main(): Promise<void> {
       versionRouter(),
       metricsRouter(metrics),
       discoveryRouter(tenancyV1alpha1),
-      openAPIRouter(tenancyV1alpha1, loadSchemaSource()),
+      openAPIRouter(tenancyV1alpha1, schemaSource),
+      restRouter(tenancyV1alpha1, [{ strategy: hostClaimStrategy, store: hostClaims }]),
     ],
   });
   const server = new HttpsServer(app, tls);
@@ -75,7 +88,10 @@ async function main(): Promise<void> {
     if (shuttingDown) return;
     shuttingDown = true;
     logger.info({ signal }, 'shutting down');
+    // Watches end first so clients reconnect elsewhere; then in-flight requests drain.
+    hostClaims.hub.stop();
     await server.shutdown(config.shutdownTimeoutSeconds * 1000);
+    hostClaims.stop();
     authConfig.stop();
     certificate.reloader?.stop();
     client.close();
@@ -84,6 +100,33 @@ async function main(): Promise<void> {
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+function hostClaimStore(client: KubeClient, config: ServerConfig, logger: Logger): RecordStore {
+  const gr = { group: tenancyV1alpha1.group, resource: hostClaimResource.plural };
+  const hub = new WatchHub({
+    resource: gr,
+    onSinkError: (error) => {
+      logger.warn({ err: error }, 'watch stream failed');
+    },
+  });
+  return new RecordStore(client, hostClaimStorageMapping(config.storageNamespace), hostClaimRecord.plural, gr, hub, (error) => {
+    logger.warn({ err: error }, 'hostclaim records: watch failed; retrying');
+  });
+}
+
+/** Installs the backing CRD (retrying until kube-apiserver lets us), then starts the shared watch. */
+async function startStorage(client: KubeClient, source: SchemaSource, store: RecordStore, logger: Logger): Promise<void> {
+  for (let delayMs = 1000; ; delayMs = Math.min(delayMs * 2, 30_000)) {
+    try {
+      await ensureCustomResourceDefinition(client, hostClaimRecordCRD(source));
+      break;
+    } catch (error) {
+      logger.error({ err: error }, 'cannot install the HostClaimRecord CRD; retrying');
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+    }
+  }
+  store.start();
 }
 
 interface ServingCertificate {

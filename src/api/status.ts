@@ -121,6 +121,26 @@ export function pathNotFound(): ApiError {
   return new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
 }
 
+export function alreadyExists(gr: GroupResource, name: string): ApiError {
+  return new ApiError(409, 'AlreadyExists', `${qualified(gr)} "${name}" already exists`, { name, group: gr.group, kind: gr.resource });
+}
+
+/** kube's OptimisticLockErrorMsg conflict. */
+export function conflict(gr: GroupResource, name: string, reason: string): ApiError {
+  return new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${qualified(gr)} "${name}": ${reason}`, {
+    name,
+    group: gr.group,
+    kind: gr.resource,
+  });
+}
+
+export const optimisticLockMessage = 'the object has been modified; please apply your changes to the latest version and try again';
+
+/** Generic 405 for a known resource whose verb is not served (go-restful's wording). */
+export function methodNotAllowed(): ApiError {
+  return new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {});
+}
+
 export function methodNotSupported(gr: GroupResource, verb: string): ApiError {
   return new ApiError(405, 'MethodNotAllowed', `${verb} is not supported on resources of kind "${qualified(gr)}"`, {
     group: gr.group,

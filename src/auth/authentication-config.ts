@@ -83,8 +83,12 @@ export class AuthenticationConfigSource {
         fieldSelector: `metadata.name=${authenticationConfigMap.name}`,
       },
       {
-        onUpsert: (cm) => {
-          this.update(cm);
+        onList: (configMaps) => {
+          const configMap = configMaps[0];
+          if (configMap !== undefined) this.update(configMap);
+        },
+        onEvent: (event) => {
+          if (event.type !== 'DELETED') this.update(event.object);
         },
         onError: onInvalid,
       },

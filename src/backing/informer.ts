@@ -8,7 +8,7 @@
 import { KubeApiError, type KubeClient, type WatchEvent } from './kube-client.js';
 
 export interface ObjectMeta {
-  readonly name: string;
+  readonly name?: string;
   readonly namespace?: string;
   readonly resourceVersion?: string;
   readonly uid?: string;
@@ -24,8 +24,12 @@ interface ObjectList<T> {
 }
 
 export interface InformerHandlers<T> {
-  readonly onUpsert?: (object: T) => void;
-  readonly onDelete?: (object: T) => void;
+  /** A complete (re)list: the new state replaces everything seen before. */
+  readonly onList?: (objects: readonly T[], resourceVersion: string) => void;
+  /** One change, in resourceVersion order, after the list it follows. */
+  readonly onEvent?: (event: { readonly type: 'ADDED' | 'MODIFIED' | 'DELETED'; readonly object: T }) => void;
+  /** The watch has seen everything up to this resourceVersion. */
+  readonly onBookmark?: (resourceVersion: string) => void;
   readonly onError?: (error: unknown) => void;
 }
 
@@ -104,19 +108,10 @@ export class Informer<T extends KubeObject> {
 
   private async relist(): Promise<void> {
     const list = await this.client.get<ObjectList<T>>(this.options.path, this.selectors());
-    const seen = new Set<string>();
-    for (const item of list.items) {
-      const key = storeKey(item.metadata.namespace, item.metadata.name);
-      seen.add(key);
-      this.upsert(key, item);
-    }
-    for (const [key, object] of this.store) {
-      if (!seen.has(key)) {
-        this.store.delete(key);
-        this.handlers.onDelete?.(object);
-      }
-    }
+    this.store.clear();
+    for (const item of list.items) this.store.set(storeKey(item.metadata.namespace, item.metadata.name), item);
     this.resourceVersion = list.metadata.resourceVersion ?? '';
+    this.handlers.onList?.(list.items, this.resourceVersion);
     this.markSynced();
   }
 
@@ -139,20 +134,14 @@ export class Informer<T extends KubeObject> {
     }
     const meta = event.object.metadata;
     if (meta.resourceVersion !== undefined) this.resourceVersion = meta.resourceVersion;
-    if (event.type === 'BOOKMARK') return;
-    const key = storeKey(meta.namespace, meta.name);
-    if (event.type === 'DELETED') {
-      this.store.delete(key);
-      this.handlers.onDelete?.(event.object);
+    if (event.type === 'BOOKMARK') {
+      this.handlers.onBookmark?.(this.resourceVersion);
       return;
     }
-    this.upsert(key, event.object);
-  }
-
-  private upsert(key: string, object: T): void {
-    const previous = this.store.get(key);
-    this.store.set(key, object);
-    if (previous?.metadata.resourceVersion !== object.metadata.resourceVersion) this.handlers.onUpsert?.(object);
+    const key = storeKey(meta.namespace, meta.name);
+    if (event.type === 'DELETED') this.store.delete(key);
+    else this.store.set(key, event.object);
+    this.handlers.onEvent?.({ type: event.type, object: event.object });
   }
 
   private selectors(): Record<string, string | undefined> {
@@ -166,8 +155,8 @@ export class Informer<T extends KubeObject> {
   }
 }
 
-function storeKey(namespace: string | undefined, name: string): string {
-  return `${namespace ?? ''}/${name}`;
+function storeKey(namespace: string | undefined, name: string | undefined): string {
+  return `${namespace ?? ''}/${name ?? ''}`;
 }
 
 function isExpired(error: unknown): boolean {

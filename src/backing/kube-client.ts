@@ -14,6 +14,20 @@ export interface KubeStatus {
   readonly code?: number;
   readonly reason?: string;
   readonly message?: string;
+  readonly details?: {
+    readonly name?: string;
+    readonly group?: string;
+    readonly kind?: string;
+    readonly uid?: string;
+    readonly causes?: readonly { reason?: string; message?: string; field?: string }[];
+    readonly retryAfterSeconds?: number;
+  };
+}
+
+/** A successful answer with the `Warning` headers kube-apiserver attached (e.g. fieldValidation=Warn). */
+export interface KubeResponse<T> {
+  readonly body: T;
+  readonly warnings: readonly string[];
 }
 
 /** A non-2xx answer from kube-apiserver, carrying its metav1.Status when it sent one. */
@@ -21,6 +35,8 @@ export class KubeApiError extends Error {
   constructor(
     readonly statusCode: number,
     readonly status: KubeStatus | undefined,
+    readonly warnings: readonly string[] = [],
+    readonly retryAfter?: string,
   ) {
     super(`kube-apiserver answered ${statusCode}${status?.message === undefined ? '' : `: ${status.message}`}`);
     this.name = 'KubeApiError';
@@ -65,11 +81,20 @@ export class KubeClient {
   }
 
   async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    return (await this.call<T>(method, path, options)).body;
+  }
+
+  /** Like request(), keeping the Warning headers. */
+  async call<T>(method: string, path: string, options: RequestOptions = {}): Promise<KubeResponse<T>> {
     const response = await this.send(method, path, options);
     const text = await readBody(response);
     const status = response.statusCode ?? 0;
-    if (status < 200 || status > 299) throw new KubeApiError(status, parseStatus(text));
-    return JSON.parse(text) as T;
+    const warnings = response.headersDistinct['warning'] ?? [];
+    if (status < 200 || status > 299) {
+      const retryAfter = response.headers['retry-after'];
+      throw new KubeApiError(status, parseStatus(text), warnings, retryAfter);
+    }
+    return { body: JSON.parse(text) as T, warnings };
   }
 
   get<T>(path: string, query?: RequestOptions['query']): Promise<T> {

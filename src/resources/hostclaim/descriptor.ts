@@ -8,8 +8,7 @@ export const hostClaimResource: ResourceDescriptor = {
   namespaced: true,
   shortNames: ['hc'],
   categories: ['metal3'],
-  // Verbs are added here as the generic REST layer serves them (issue 3).
-  verbs: [],
-  subresources: [{ name: 'status', verbs: [] }],
+  verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'],
+  subresources: [{ name: 'status', verbs: ['get', 'patch', 'update'] }],
   schemaName: 'HostClaim',
 };

@@ -47,7 +47,7 @@ describe('aggregated discovery v2', () => {
       expect(r['responseKind']).toMatchObject({ group: 'tenancy.metal3.io', version: 'v1alpha1' });
     }
     expect(resources[0]?.['subresources']).toEqual([
-      { subresource: 'status', responseKind: { group: 'tenancy.metal3.io', version: 'v1alpha1', kind: 'HostClaim' }, verbs: [] },
+      { subresource: 'status', responseKind: { group: 'tenancy.metal3.io', version: 'v1alpha1', kind: 'HostClaim' }, verbs: ['get', 'patch', 'update'] },
     ]);
   });
 

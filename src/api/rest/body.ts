@@ -1,0 +1,58 @@
+/**
+ * Request bodies: read raw (3 MiB, kube's MaxRequestBodyBytes), then decoded
+ * by media type. Only what a CRD endpoint accepts is accepted.
+ */
+import type { IncomingMessage } from 'node:http';
+import { parse as parseYaml } from 'yaml';
+import { ApiError, badRequest, unsupportedMediaType } from '../status.js';
+import { parseMediaRange } from '../negotiation.js';
+
+const maxBodyBytes = 3 * 1024 * 1024;
+
+export const patchTypes = {
+  json: 'application/json-patch+json',
+  merge: 'application/merge-patch+json',
+  apply: 'application/apply-patch+yaml',
+  strategic: 'application/strategic-merge-patch+json',
+} as const;
+
+export async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const buffer = chunk as Buffer;
+    size += buffer.length;
+    if (size > maxBodyBytes) throw new ApiError(413, 'RequestEntityTooLarge', 'Request entity too large: limit is 3145728');
+    chunks.push(buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export function mediaType(req: IncomingMessage): string {
+  const range = parseMediaRange(req.headers['content-type'] ?? '');
+  return range === undefined ? '' : `${range.type}/${range.subtype}`;
+}
+
+/** A JSON (or YAML, which kube also accepts for objects) object body. */
+export function decodeObject(text: string, type: string): unknown {
+  if (type === 'application/json') return parseJson(text);
+  if (type === 'application/yaml' || type === patchTypes.apply) return parseYamlDocument(text);
+  throw unsupportedMediaType(['application/json', 'application/yaml']);
+}
+
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw badRequest(`the body of the request could not be decoded: ${(error as Error).message}`);
+  }
+}
+
+function parseYamlDocument(text: string): unknown {
+  try {
+    // YAML 1.1 like sigs.k8s.io/yaml; duplicate keys are errors, as in kube's strict decoding.
+    return parseYaml(text, { version: '1.1', uniqueKeys: true, maxAliasCount: 100 }) as unknown;
+  } catch (error) {
+    throw badRequest(`error decoding YAML: ${(error as Error).message}`);
+  }
+}

@@ -1,0 +1,382 @@
+/**
+ * The generic REST layer: every verb of every served resource, written once.
+ * A resource contributes only its descriptor, its strategy (validation,
+ * table columns) and its store; this module owns request decoding, verb
+ * semantics, preconditions, patching and the response representations.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Request, Response, Router } from 'express';
+import { Router as createRouter } from 'express';
+import jsonPatch from 'fast-json-patch';
+import { requestContext } from '../../server/context.js';
+import { writeJson } from '../../server/respond.js';
+import { invalid, required, type FieldError } from '../field-errors.js';
+import type { ResourceRequestInfo } from '../request-info.js';
+import type { ApiGroupVersion, ResourceDescriptor } from '../resource.js';
+import {
+  ApiError,
+  badRequest,
+  conflict,
+  methodNotAllowed,
+  optimisticLockMessage,
+  pathNotFound,
+  unsupportedMediaType,
+  type GroupResource,
+} from '../status.js';
+import type { RecordStore } from '../../backing/record-store.js';
+import { decodeObject, mediaType, parseJson, patchTypes, readBody } from './body.js';
+import { respondList, respondObject, type TableColumn } from './representation.js';
+import { parseDeleteParameters, parseListParameters, parseWriteParameters, type ListParameters } from './query.js';
+import type { ApiObject, ObjectList } from './types.js';
+import { serveWatch } from './watch.js';
+
+export interface ResourceStrategy {
+  readonly descriptor: ResourceDescriptor;
+  readonly columns: readonly TableColumn[];
+  /** Semantic rules the schema cannot express; run on create and update. */
+  validate(object: ApiObject, namespace: string): FieldError[];
+}
+
+export interface RestResource {
+  readonly strategy: ResourceStrategy;
+  readonly store: RecordStore;
+}
+
+interface Call {
+  readonly req: Request;
+  readonly res: Response;
+  readonly info: ResourceRequestInfo;
+  readonly url: URL;
+  readonly resource: RestResource;
+  readonly gv: ApiGroupVersion;
+  readonly gr: GroupResource;
+}
+
+const maxGenerateNameAttempts = 8;
+const maxPatchAttempts = 5;
+
+export function restRouter(gv: ApiGroupVersion, resources: readonly RestResource[]): Router {
+  const byPlural = new Map(resources.map((r) => [r.strategy.descriptor.plural, r]));
+  const router = createRouter();
+  router.use(async (req, res, next) => {
+    const { info, url } = requestContext(req);
+    if (!info.isResourceRequest || info.apiGroup !== gv.group || info.apiVersion !== gv.version) {
+      next();
+      return;
+    }
+    const resource = byPlural.get(info.resource);
+    if (resource === undefined || !routable(info, resource.strategy.descriptor)) throw pathNotFound();
+    if (!servedVerbs(info, resource.strategy.descriptor).includes(info.verb)) throw methodNotAllowed();
+    await dispatch({ req, res, info, url, resource, gv, gr: { group: gv.group, resource: info.resource } });
+  });
+  return router;
+}
+
+/** The shapes kube would route for a namespaced resource: collection, object, known subresource. */
+function routable(info: ResourceRequestInfo, descriptor: ResourceDescriptor): boolean {
+  if (info.parts.length > 2) return false;
+  if (info.subresource !== '' && !descriptor.subresources.some((s) => s.name === info.subresource)) return false;
+  // Cluster scope is only a collection (list/watch across namespaces).
+  return info.namespace !== '' || (info.name === '' && (info.verb === 'list' || info.verb === 'watch'));
+}
+
+function servedVerbs(info: ResourceRequestInfo, descriptor: ResourceDescriptor): readonly string[] {
+  if (info.subresource === '') return descriptor.verbs;
+  return descriptor.subresources.find((s) => s.name === info.subresource)?.verbs ?? [];
+}
+
+async function dispatch(call: Call): Promise<void> {
+  switch (call.info.verb) {
+    case 'get':
+      return getObject(call);
+    case 'list':
+      return listObjects(call);
+    case 'watch': {
+      const params = parseListParameters(call.url.searchParams);
+      return serveWatch(call.req, call.res, call.resource, listScope(call, params), params);
+    }
+    case 'create':
+      return createObject(call);
+    case 'update':
+      return updateObject(call);
+    case 'patch':
+      return patchObject(call);
+    case 'delete':
+      return deleteObject(call);
+    case 'deletecollection':
+      return deleteCollection(call);
+    default:
+      throw methodNotAllowed();
+  }
+}
+
+async function getObject(call: Call): Promise<void> {
+  const rv = call.url.searchParams.get('resourceVersion') ?? undefined;
+  const object = await call.resource.store.get(call.info.namespace, call.info.name, rv === '' ? undefined : rv);
+  respondObject(call.req, call.res, 200, object, call.resource.strategy);
+}
+
+interface ListScope {
+  /** undefined: all namespaces. */
+  readonly namespace: string | undefined;
+  /** false when a field selector rules out every object (e.g. another namespace). */
+  readonly possible: boolean;
+  readonly name: string | undefined;
+}
+
+function listScope(call: Call, params: ListParameters = parseListParameters(call.url.searchParams)): ListScope {
+  const urlNamespace = call.info.namespace === '' ? undefined : call.info.namespace;
+  const selectedNamespace = params.fieldSelector.requiresExactMatch('metadata.namespace');
+  const possible = urlNamespace === undefined || selectedNamespace === undefined || selectedNamespace === urlNamespace;
+  return { namespace: urlNamespace ?? selectedNamespace, possible, name: params.fieldSelector.requiresExactMatch('metadata.name') };
+}
+
+async function listAll(call: Call, params: ListParameters): Promise<ObjectList> {
+  const scope = listScope(call, params);
+  const list = await call.resource.store.list(scope.namespace, {
+    labelSelector: params.labelSelectorText,
+    name: scope.name,
+    limit: params.limit,
+    continue: params.continue,
+    resourceVersion: params.resourceVersion,
+    resourceVersionMatch: params.resourceVersionMatch,
+  });
+  const items = scope.possible ? list.items.filter((o) => matchesFields(params, o)) : [];
+  return { ...list, items };
+}
+
+export function matchesFields(params: ListParameters, object: ApiObject): boolean {
+  return params.fieldSelector.matches({ 'metadata.name': object.metadata.name ?? '', 'metadata.namespace': object.metadata.namespace ?? '' });
+}
+
+async function listObjects(call: Call): Promise<void> {
+  const params = parseListParameters(call.url.searchParams);
+  respondList(call.req, call.res, await listAll(call, params), call.resource.strategy);
+}
+
+async function decodeBody(call: Call): Promise<ApiObject> {
+  const body = decodeObject(await readBody(call.req), mediaType(call.req));
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('the body of the request must be an object');
+  const object = withMetadata(body as Record<string, unknown>);
+  checkTypeMeta(call, object);
+  return object;
+}
+
+/** Decoded JSON may lack metadata (or carry a non-object there); give it an empty one. */
+function withMetadata(body: Record<string, unknown>): ApiObject {
+  if (body['metadata'] === null || typeof body['metadata'] !== 'object') body['metadata'] = {};
+  return body as ApiObject;
+}
+
+function checkTypeMeta(call: Call, object: ApiObject): void {
+  const expected = `${call.gv.group}/${call.gv.version}`;
+  if (object.apiVersion !== undefined && object.apiVersion !== expected) {
+    throw badRequest(`the API version in the data (${object.apiVersion}) does not match the expected API version (${expected})`);
+  }
+  const kind = call.resource.strategy.descriptor.kind;
+  if (object.kind !== undefined && object.kind !== kind) {
+    throw badRequest(`the kind in the data (${object.kind}) does not match the expected kind (${kind})`);
+  }
+  object.apiVersion = expected;
+  object.kind = kind;
+  const namespace = object.metadata.namespace;
+  if (namespace !== undefined && namespace !== '' && namespace !== call.info.namespace) {
+    throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+  }
+  object.metadata.namespace = call.info.namespace;
+}
+
+function validateOrThrow(call: Call, object: ApiObject): void {
+  const errors = call.resource.strategy.validate(object, call.info.namespace);
+  if (errors.length > 0) throw invalid(call.gv.group, call.resource.strategy.descriptor.kind, object.metadata.name ?? '', errors);
+}
+
+async function createObject(call: Call): Promise<void> {
+  const object = await decodeBody(call);
+  const write = parseWriteParameters(call.url.searchParams);
+  const prefix = object.metadata.generateName;
+  if ((object.metadata.name ?? '') === '' && (prefix ?? '') === '') {
+    throw invalid(call.gv.group, call.resource.strategy.descriptor.kind, '', [required('metadata.name', 'name or generateName is required')]);
+  }
+  // The status subresource owns status: a create never sets it (CRD PrepareForCreate).
+  Reflect.deleteProperty(object, 'status');
+  for (let attempt = 1; ; attempt++) {
+    if ((object.metadata.name ?? '') === '' || (prefix !== undefined && attempt > 1)) object.metadata.name = generatedName(prefix ?? '');
+    validateOrThrow(call, object);
+    try {
+      const created = await call.resource.store.create(call.info.namespace, object, write);
+      sendWarnings(call.res, created.warnings);
+      respondObject(call.req, call.res, 201, created.object, call.resource.strategy);
+      return;
+    } catch (error) {
+      const retry = prefix !== undefined && error instanceof ApiError && error.reason === 'AlreadyExists' && attempt < maxGenerateNameAttempts;
+      if (!retry) throw error;
+    }
+  }
+}
+
+/** storage/names: the prefix (cut to 58) plus five random [a-z0-9] characters. */
+function generatedName(prefix: string): string {
+  const alphabet = 'bcdfghjklmnpqrstvwxz2456789';
+  const suffix = [...randomBytes(5)].map((b) => alphabet[b % alphabet.length]).join('');
+  return `${prefix.slice(0, 58)}${suffix}`;
+}
+
+async function updateObject(call: Call): Promise<void> {
+  const object = await decodeBody(call);
+  const name = object.metadata.name ?? '';
+  if (name !== call.info.name) {
+    throw badRequest(`the name of the object (${name}) does not match the name on the URL (${call.info.name})`);
+  }
+  validateOrThrow(call, object);
+  const updated = await call.resource.store.update(call.info.namespace, object, subresourceOf(call), parseWriteParameters(call.url.searchParams));
+  sendWarnings(call.res, updated.warnings);
+  respondObject(call.req, call.res, 200, updated.object, call.resource.strategy);
+}
+
+function subresourceOf(call: Call): '' | 'status' {
+  return call.info.subresource === 'status' ? 'status' : '';
+}
+
+async function patchObject(call: Call): Promise<void> {
+  const type = mediaType(call.req);
+  const write = parseWriteParameters(call.url.searchParams);
+  const text = await readBody(call.req);
+  if (type === patchTypes.apply) {
+    await applyObject(call, text, write);
+    return;
+  }
+  if (type !== patchTypes.merge && type !== patchTypes.json) {
+    throw unsupportedMediaType([patchTypes.json, patchTypes.merge, patchTypes.apply]);
+  }
+  const patch = parseJson(text);
+  for (let attempt = 1; ; attempt++) {
+    const current = await call.resource.store.get(call.info.namespace, call.info.name, undefined);
+    const patched = applyPatch(type, current, patch);
+    const precondition = patched.metadata.resourceVersion;
+    // A resourceVersion inside the patch is a precondition, never overwritten by a retry.
+    const pinned = precondition !== current.metadata.resourceVersion;
+    patched.metadata.name = call.info.name;
+    checkTypeMeta(call, patched);
+    validateOrThrow(call, patched);
+    try {
+      const updated = await call.resource.store.update(call.info.namespace, patched, subresourceOf(call), write);
+      sendWarnings(call.res, updated.warnings);
+      respondObject(call.req, call.res, 200, updated.object, call.resource.strategy);
+      return;
+    } catch (error) {
+      const isConflict = error instanceof ApiError && error.reason === 'Conflict';
+      if (!isConflict || pinned || attempt >= maxPatchAttempts) throw error;
+    }
+  }
+}
+
+function applyPatch(type: string, current: ApiObject, patch: unknown): ApiObject {
+  if (type === patchTypes.merge) {
+    if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) throw badRequest('merge patch must be a JSON object');
+    return mergePatch(current, patch) as ApiObject;
+  }
+  if (!Array.isArray(patch)) throw badRequest('json patch must be a JSON array of operations');
+  try {
+    return jsonPatch.applyPatch(structuredClone(current), patch as jsonPatch.Operation[], true, false).newDocument;
+  } catch (error) {
+    throw new ApiError(422, 'Invalid', `the server rejected our request due to an error in our request: ${(error as Error).message.split('\n')[0] ?? ''}`);
+  }
+}
+
+/** RFC 7386 JSON merge patch. */
+export function mergePatch(target: unknown, patch: unknown): unknown {
+  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
+  const result: Record<string, unknown> =
+    target !== null && typeof target === 'object' && !Array.isArray(target) ? { ...(target as Record<string, unknown>) } : {};
+  for (const [key, value] of Object.entries(patch as Record<string, unknown>)) {
+    if (value === null) Reflect.deleteProperty(result, key);
+    else result[key] = mergePatch(result[key], value);
+  }
+  return result;
+}
+
+async function applyObject(call: Call, text: string, write: ReturnType<typeof parseWriteParameters>): Promise<void> {
+  if (write.fieldManager === undefined) throw badRequest('PATCH /apply requires fieldManager');
+  const decoded = decodeObject(text, patchTypes.apply);
+  if (decoded === null || typeof decoded !== 'object' || Array.isArray(decoded)) throw badRequest('the apply configuration must be an object');
+  const configuration = withMetadata(decoded as Record<string, unknown>);
+  checkTypeMeta(call, configuration);
+  const name = configuration.metadata.name;
+  if (name !== undefined && name !== call.info.name) {
+    throw badRequest(`the name of the object (${name}) does not match the name on the URL (${call.info.name})`);
+  }
+  configuration.metadata.name = call.info.name;
+  validateOrThrow(call, configuration);
+  const applied = await call.resource.store.apply(call.info.namespace, call.info.name, configuration, subresourceOf(call), write);
+  sendWarnings(call.res, applied.warnings);
+  respondObject(call.req, call.res, 200, applied.object, call.resource.strategy);
+}
+
+async function deleteObject(call: Call): Promise<void> {
+  const text = await readBody(call.req);
+  const options = parseDeleteParameters(call.url.searchParams, text.trim() === '' ? undefined : parseJson(text));
+  const result = await deleteOne(call, call.info.name, options);
+  if (result.kind === 'pending') {
+    respondObject(call.req, call.res, 200, result.object, call.resource.strategy);
+    return;
+  }
+  writeJson(call.res, 200, {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Success',
+    details: { name: call.info.name, group: call.gv.group, kind: call.info.resource, ...(result.object.metadata.uid === undefined ? {} : { uid: result.object.metadata.uid }) },
+  });
+}
+
+/**
+ * Foreground and Orphan deletion are the garbage collector's business: like
+ * kube-apiserver, we only add its finalizer before deleting; the collector
+ * (which watches this API) removes it when the dependents are handled.
+ */
+async function deleteOne(call: Call, name: string, options: ReturnType<typeof parseDeleteParameters>) {
+  const gcFinalizer =
+    options.propagationPolicy === 'Foreground' ? 'foregroundDeletion' : options.propagationPolicy === 'Orphan' || options.orphanDependents === true ? 'orphan' : undefined;
+  const store = call.resource.store;
+  if (gcFinalizer !== undefined && options.dryRun === undefined) {
+    const current = await store.get(call.info.namespace, name, undefined);
+    checkPreconditions(call.gr, name, current, options.preconditions);
+    const finalizers = current.metadata.finalizers ?? [];
+    if (current.metadata.deletionTimestamp === undefined && !finalizers.includes(gcFinalizer)) {
+      current.metadata.finalizers = [...finalizers.filter((f) => f !== 'orphan' && f !== 'foregroundDeletion'), gcFinalizer];
+      await store.update(call.info.namespace, current, '', {});
+    }
+  }
+  return store.delete(call.info.namespace, name, options);
+}
+
+function checkPreconditions(gr: GroupResource, name: string, current: ApiObject, preconditions: { uid?: string; resourceVersion?: string } | undefined): void {
+  if (preconditions?.uid !== undefined && preconditions.uid !== current.metadata.uid) {
+    throw conflict(gr, name, `Precondition failed: UID in precondition: ${preconditions.uid}, UID in object meta: ${current.metadata.uid ?? ''}`);
+  }
+  if (preconditions?.resourceVersion !== undefined && preconditions.resourceVersion !== current.metadata.resourceVersion) {
+    throw conflict(gr, name, optimisticLockMessage);
+  }
+}
+
+async function deleteCollection(call: Call): Promise<void> {
+  const text = await readBody(call.req);
+  const options = parseDeleteParameters(call.url.searchParams, text.trim() === '' ? undefined : parseJson(text));
+  const list = await listAll(call, parseListParameters(call.url.searchParams));
+  const deleted: ApiObject[] = [];
+  for (const object of list.items) {
+    try {
+      deleted.push((await deleteOne(call, object.metadata.name ?? '', options)).object);
+    } catch (error) {
+      // Already gone is what the caller wanted.
+      if (!(error instanceof ApiError && error.reason === 'NotFound')) throw error;
+    }
+  }
+  respondList(call.req, call.res, { ...list, items: deleted }, call.resource.strategy);
+}
+
+function sendWarnings(res: Response, warnings: readonly string[]): void {
+  if (warnings.length > 0) res.setHeader('Warning', [...warnings]);
+}
+

@@ -1,0 +1,52 @@
+/** Writes objects and lists in the representation the client negotiated (JSON, Table, PartialObjectMetadata). */
+import type { Request, Response } from 'express';
+import { writeJson } from '../../server/respond.js';
+import type { ResourceStrategy } from './handler.js';
+import { negotiateOutput, parseIncludeObject, toPartialObjectMetadata, toPartialObjectMetadataList, toTable } from './output.js';
+import type { ApiObject, ObjectList } from './types.js';
+
+export type { TableColumn } from './output.js';
+
+export function respondObject(req: Request, res: Response, code: number, object: ApiObject, strategy: ResourceStrategy): void {
+  const format = negotiateOutput(req.headers.accept, 'object');
+  switch (format.kind) {
+    case 'json':
+      writeJson(res, code, object);
+      return;
+    case 'partialObjectMetadata':
+      writeJson(res, code, toPartialObjectMetadata(object, format.version));
+      return;
+    case 'table':
+      writeJson(
+        res,
+        code,
+        toTable([object], strategy.columns, {
+          includeObject: parseIncludeObject(new URL(req.originalUrl, 'https://x').searchParams),
+          version: format.version,
+          listMeta: { resourceVersion: object.metadata.resourceVersion },
+        }),
+      );
+  }
+}
+
+export function respondList(req: Request, res: Response, list: ObjectList, strategy: ResourceStrategy): void {
+  const format = negotiateOutput(req.headers.accept, 'list');
+  switch (format.kind) {
+    case 'json':
+      writeJson(res, 200, list);
+      return;
+    case 'partialObjectMetadata':
+      writeJson(res, 200, toPartialObjectMetadataList(list.items, list.metadata, format.version));
+      return;
+    case 'table':
+      writeJson(
+        res,
+        200,
+        toTable(list.items, strategy.columns, {
+          includeObject: parseIncludeObject(new URL(req.originalUrl, 'https://x').searchParams),
+          version: format.version,
+          listMeta: list.metadata,
+        }),
+      );
+  }
+}

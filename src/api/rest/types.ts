@@ -1,0 +1,68 @@
+/**
+ * The object model the generic REST layer works with. Objects are plain
+ * JSON as received from kube-apiserver (translated to the virtual group by
+ * the resource's storage mapping); the layer never re-serializes them
+ * through typed models, so unknown fields and timestamps survive untouched.
+ */
+
+export interface OwnerReference {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly controller?: boolean;
+  readonly blockOwnerDeletion?: boolean;
+}
+
+export interface ManagedFieldsEntry {
+  readonly manager?: string;
+  readonly operation?: string;
+  readonly apiVersion?: string;
+  readonly time?: string;
+  readonly fieldsType?: string;
+  readonly fieldsV1?: Record<string, unknown>;
+  readonly subresource?: string;
+}
+
+export interface ObjectMeta {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  deletionGracePeriodSeconds?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  ownerReferences?: OwnerReference[];
+  managedFields?: ManagedFieldsEntry[];
+}
+
+export interface ApiObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+  [field: string]: unknown;
+}
+
+export interface ObjectList {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: { resourceVersion?: string; continue?: string; remainingItemCount?: number };
+  readonly items: ApiObject[];
+}
+
+/** A change to a virtual object, as the watch fan-out delivers it. */
+export interface ObjectEvent {
+  readonly type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  readonly object: ApiObject;
+}
+
+/** Parses a kube resourceVersion (an etcd revision) for ordering; kube's RVs are shared across resources. */
+export function revision(resourceVersion: string | undefined): bigint {
+  if (resourceVersion === undefined || !/^\d+$/.test(resourceVersion)) return -1n;
+  return BigInt(resourceVersion);
+}

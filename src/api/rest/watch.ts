@@ -1,0 +1,124 @@
+/**
+ * Watch over HTTP: a chunked stream of JSON events, one line each, flushed
+ * per event, in the negotiated representation. Every watch is a
+ * subscription to the resource's shared in-memory fan-out (never its own
+ * backing watch); with resourceVersion unset, the starting state is read
+ * consistently from kube-apiserver first.
+ */
+import type { Request, Response } from 'express';
+import { ApiError } from '../status.js';
+import type { RestResource } from './handler.js';
+import { encodeWatchEventObject, negotiateOutput, newWatchOutputState, parseIncludeObject, type OutputFormat } from './output.js';
+import type { ListParameters } from './query.js';
+import type { ApiObject } from './types.js';
+import type { WatchEventOut } from './watch-hub.js';
+
+export interface WatchScope {
+  readonly namespace: string | undefined;
+  readonly possible: boolean;
+  readonly name: string | undefined;
+}
+
+const minRequestTimeoutSeconds = 1800;
+
+export async function serveWatch(req: Request, res: Response, resource: RestResource, scope: WatchScope, params: ListParameters): Promise<void> {
+  const format = negotiateOutput(req.headers.accept, 'watch');
+  const url = new URL(req.originalUrl, 'https://x');
+  const state = newWatchOutputState({
+    columns: resource.strategy.columns,
+    ...(format.kind === 'table' ? { includeObject: parseIncludeObject(url.searchParams) } : {}),
+  });
+  const store = resource.store;
+  const consistentStart =
+    params.resourceVersion === undefined
+      ? await consistentSnapshot(resource, scope, params)
+      : undefined;
+  // kube: timeoutSeconds, else a random duration in [minRequestTimeout, 2×minRequestTimeout).
+  const timeoutMs = 1000 * (params.timeoutSeconds ?? minRequestTimeoutSeconds * (1 + Math.random()));
+  const deadline = Date.now() + timeoutMs;
+  const kind = resource.strategy.descriptor.kind;
+  const apiVersion = store.mapping.virtualApiVersion;
+
+  res.writeHead(200, { 'Content-Type': contentType(format), 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
+  res.flushHeaders();
+
+  // Events, and even close(), may arrive before watch() returns.
+  const stream = { finished: false, unsubscribe: undefined as (() => void) | undefined };
+  const finish = (): void => {
+    if (stream.finished) return;
+    stream.finished = true;
+    clearTimeout(timer);
+    stream.unsubscribe?.();
+    res.end();
+  };
+  const timer = setTimeout(finish, timeoutMs);
+  res.on('close', finish);
+  const unsubscribe = store.hub.watch(
+    {
+      namespace: scope.namespace,
+      matches: (object) => scope.possible && params.labelSelector.matches(object.metadata.labels) && matchesName(scope, params, object),
+      resourceVersion: params.resourceVersion,
+      sendInitialEvents: params.sendInitialEvents,
+      allowBookmarks: params.allowWatchBookmarks,
+      ...(consistentStart === undefined ? {} : { consistentStart }),
+      deadline,
+    },
+    {
+      send: (event) => res.write(`${JSON.stringify(encodeEvent(event, format, state, kind, apiVersion))}\n`),
+      close: finish,
+      onDrain: (listener) => res.on('drain', listener),
+    },
+  );
+  if (stream.finished) unsubscribe();
+  else stream.unsubscribe = unsubscribe;
+}
+
+async function consistentSnapshot(resource: RestResource, scope: WatchScope, params: ListParameters) {
+  const list = await resource.store.list(scope.namespace, { labelSelector: params.labelSelectorText, name: scope.name });
+  const objects = list.items.filter((o) => scope.possible && matchesName(scope, params, o));
+  return { resourceVersion: list.metadata.resourceVersion ?? '', objects };
+}
+
+function matchesName(scope: WatchScope, params: ListParameters, object: ApiObject): boolean {
+  return (
+    (scope.name === undefined || object.metadata.name === scope.name) &&
+    params.fieldSelector.matches({ 'metadata.name': object.metadata.name ?? '', 'metadata.namespace': object.metadata.namespace ?? '' })
+  );
+}
+
+function encodeEvent(event: WatchEventOut, format: OutputFormat, state: ReturnType<typeof newWatchOutputState>, kind: string, apiVersion: string): object {
+  switch (event.type) {
+    case 'ERROR':
+      return { type: 'ERROR', object: statusOf(event.status) };
+    case 'BOOKMARK': {
+      const bookmark: ApiObject = {
+        kind,
+        apiVersion,
+        metadata: {
+          resourceVersion: event.resourceVersion,
+          ...(event.initialEventsEnd ? { annotations: { 'k8s.io/initial-events-end': 'true' } } : {}),
+        },
+      };
+      return { type: 'BOOKMARK', object: encodeWatchEventObject(format, bookmark, state) };
+    }
+    case 'ADDED':
+    case 'MODIFIED':
+    case 'DELETED':
+      return { type: event.type, object: encodeWatchEventObject(format, event.object, state) };
+  }
+}
+
+function statusOf(error: ApiError): object {
+  return error.toStatus();
+}
+
+function contentType(format: OutputFormat): string {
+  switch (format.kind) {
+    case 'json':
+      return 'application/json';
+    case 'table':
+      return `application/json;as=Table;v=${format.version};g=meta.k8s.io`;
+    case 'partialObjectMetadata':
+      return `application/json;as=PartialObjectMetadata;v=${format.version};g=meta.k8s.io`;
+  }
+}

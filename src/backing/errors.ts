@@ -1,0 +1,60 @@
+/**
+ * Turns kube-apiserver's answers about backing records into the errors a
+ * client of the virtual resource would get from kube-apiserver serving it
+ * directly: same code, reason and wording, with backing names, kinds and
+ * the storage namespace replaced by the virtual ones. Anything that would
+ * only reveal infrastructure (our own RBAC, server faults) becomes a generic
+ * error; the details go to the log, not to the tenant.
+ */
+import { ApiError, internalError, notFound, type GroupResource, type StatusCause } from '../api/status.js';
+import { KubeApiError } from './kube-client.js';
+import type { StorageMapping } from './storage-mapping.js';
+
+export interface VirtualTarget {
+  readonly gr: GroupResource;
+  readonly backingPlural: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly backingName: string;
+}
+
+const passThroughReasons = new Set(['AlreadyExists', 'Conflict', 'Invalid', 'BadRequest', 'Expired', 'Gone', 'TooManyRequests', 'RequestEntityTooLarge', 'UnsupportedMediaType', 'NotAcceptable', 'MethodNotAllowed']);
+
+export function translateBackingError(error: unknown, mapping: StorageMapping, target: VirtualTarget): ApiError {
+  if (error instanceof ApiError) return error;
+  if (!(error instanceof KubeApiError)) return storageFailure(error);
+  const status = error.status;
+  if (error.statusCode === 404 && (status?.reason === 'NotFound' || status === undefined)) return notFound(target.gr, target.name);
+  if (status?.reason === undefined || !passThroughReasons.has(status.reason)) return storageFailure(error);
+  const rename = renamer(mapping, target);
+  const causes = status.details?.causes?.map((c): StatusCause => ({ ...c, ...(c.message === undefined ? {} : { message: rename(c.message) }) }));
+  return new ApiError(error.statusCode, status.reason as ApiError['reason'], rename(status.message ?? ''), {
+    ...(target.name === '' ? {} : { name: target.name }),
+    group: target.gr.group,
+    kind: status.reason === 'Invalid' ? mapping.virtual.kind : target.gr.resource,
+    ...(status.details?.uid === undefined ? {} : { uid: status.details.uid }),
+    ...(causes === undefined ? {} : { causes }),
+    ...(status.details?.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: status.details.retryAfterSeconds }),
+  });
+}
+
+/** A generic 500 for the client; the original stays attached for the log. */
+function storageFailure(cause: unknown): ApiError {
+  const error = internalError('storage request failed');
+  error.cause = cause;
+  return error;
+}
+
+/** Replaces every backing identifier in a kube message with its virtual counterpart. */
+export function renamer(mapping: StorageMapping, target: VirtualTarget): (text: string) => string {
+  const replacements: [string, string][] = [
+    [`${target.backingPlural}.${mapping.backing.group}`, `${target.gr.resource}.${target.gr.group}`],
+    [mapping.backingApiVersion, mapping.virtualApiVersion],
+    [`${mapping.backing.kind}.${mapping.backing.group}`, `${mapping.virtual.kind}.${mapping.virtual.group}`],
+    [mapping.backing.kind, mapping.virtual.kind],
+    [mapping.backing.group, mapping.virtual.group],
+    ...(target.backingName === '' ? [] : ([[`"${target.backingName}"`, `"${target.name}"`]] as [string, string][])),
+    [`"${mapping.storageNamespace}"`, `"${target.namespace}"`],
+  ];
+  return (text) => replacements.reduce((acc, [from, to]) => acc.split(from).join(to), text);
+}

@@ -1,0 +1,254 @@
+/**
+ * Storage of one virtual resource in backing records, and the only place
+ * that reads or writes them for API requests.
+ *
+ * Consistency: kube-apiserver's records are the truth. Reads with
+ * resourceVersion unset (or Exact/NotOlderThan, or a continue token) go to
+ * kube-apiserver, which answers consistently whichever replica took the
+ * last write; resourceVersion=0 is served from the in-memory cache, which is
+ * derived from one shared watch and also feeds every tenant watch. Writes go
+ * to kube-apiserver with the caller's resourceVersion, so optimistic
+ * concurrency is kube's own; nothing is retried behind the caller's back
+ * except a patch, which is re-applied to fresh state exactly as
+ * kube-apiserver does when the patch carries no resourceVersion.
+ */
+import { badRequest, internalError, type GroupResource } from '../api/status.js';
+import type { ApiObject, ObjectList } from '../api/rest/types.js';
+import { Informer } from './informer.js';
+import { translateBackingError, type VirtualTarget } from './errors.js';
+import { KubeApiError, type KubeClient } from './kube-client.js';
+import { backingName, bookkeeping, type StorageMapping } from './storage-mapping.js';
+import type { WatchHub } from '../api/rest/watch-hub.js';
+
+export interface ListQuery {
+  readonly labelSelector?: string;
+  /** Only metadata.name / metadata.namespace terms reach the store, already validated. */
+  readonly name?: string;
+  readonly limit?: string;
+  readonly continue?: string;
+  readonly resourceVersion?: string;
+  readonly resourceVersionMatch?: string;
+}
+
+export interface WriteQuery {
+  readonly dryRun?: readonly string[];
+  readonly fieldManager?: string;
+  readonly fieldValidation?: string;
+  readonly force?: string;
+}
+
+export interface Written {
+  readonly object: ApiObject;
+  readonly warnings: readonly string[];
+}
+
+export interface DeleteOptions {
+  readonly propagationPolicy?: string;
+  readonly orphanDependents?: boolean;
+  readonly gracePeriodSeconds?: number;
+  readonly preconditions?: { readonly uid?: string; readonly resourceVersion?: string };
+  readonly dryRun?: readonly string[];
+}
+
+export type Deleted = { readonly kind: 'deleted'; readonly object: ApiObject } | { readonly kind: 'pending'; readonly object: ApiObject };
+
+export class RecordStore {
+  private readonly informer: Informer<ApiObject>;
+  private readonly collectionPath: string;
+
+  constructor(
+    private readonly client: KubeClient,
+    readonly mapping: StorageMapping,
+    private readonly backingPlural: string,
+    readonly gr: GroupResource,
+    readonly hub: WatchHub,
+    onError: (error: unknown) => void,
+  ) {
+    this.collectionPath = `/apis/${mapping.backing.group}/${mapping.backing.version}/namespaces/${mapping.storageNamespace}/${backingPlural}`;
+    this.informer = new Informer<ApiObject>(
+      client,
+      { path: this.collectionPath },
+      {
+        onList: (records, resourceVersion) => {
+          hub.reset(resourceVersion, records.map((r) => mapping.toVirtual(r)).filter((o): o is ApiObject => o !== undefined));
+        },
+        onEvent: (event) => {
+          const object = mapping.toVirtual(event.object);
+          if (object !== undefined) hub.publish({ type: event.type, object });
+          else if (event.object.metadata.resourceVersion !== undefined) hub.progress(event.object.metadata.resourceVersion);
+        },
+        onBookmark: (resourceVersion) => {
+          hub.progress(resourceVersion);
+        },
+        onError,
+      },
+    );
+  }
+
+  start(): void {
+    this.informer.start();
+  }
+
+  stop(): void {
+    this.informer.stop();
+  }
+
+  hasSynced(): boolean {
+    return this.informer.hasSynced();
+  }
+
+  async get(namespace: string, name: string, resourceVersion: string | undefined): Promise<ApiObject> {
+    const target = this.target(namespace, name);
+    if (resourceVersion === '0') {
+      const cached = this.hub.get(namespace, name);
+      if (cached === undefined) throw translateBackingError(new KubeApiError(404, undefined), this.mapping, target);
+      return cached;
+    }
+    const record = await this.backing(target, () =>
+      this.client.get<ApiObject>(`${this.collectionPath}/${target.backingName}`, { resourceVersion }),
+    );
+    return this.virtualOf(record, target);
+  }
+
+  async list(namespace: string | undefined, query: ListQuery): Promise<ObjectList> {
+    if (query.resourceVersion === '0' && query.continue === undefined && query.resourceVersionMatch !== 'Exact') {
+      return this.listFromCache(namespace, query);
+    }
+    const target = this.target(namespace ?? '', '');
+    const selectors = [namespace === undefined ? bookkeeping.namespaceLabel : `${bookkeeping.namespaceLabel}=${namespace}`];
+    if (query.labelSelector !== undefined && query.labelSelector !== '') selectors.push(query.labelSelector);
+    const list = await this.backing(target, () =>
+      this.client.get<ObjectList>(this.collectionPath, {
+        labelSelector: selectors.join(','),
+        fieldSelector: query.name === undefined || namespace === undefined ? undefined : `metadata.name=${backingName(namespace, query.name)}`,
+        limit: query.limit,
+        continue: query.continue,
+        resourceVersion: query.resourceVersion,
+        resourceVersionMatch: query.resourceVersionMatch,
+      }),
+    );
+    const items = list.items
+      .map((record) => this.mapping.toVirtual(record))
+      .filter((o): o is ApiObject => o !== undefined && (query.name === undefined || o.metadata.name === query.name));
+    return {
+      apiVersion: this.mapping.virtualApiVersion,
+      kind: `${this.mapping.virtual.kind}List`,
+      metadata: list.metadata,
+      items,
+    };
+  }
+
+  async create(namespace: string, object: ApiObject, query: WriteQuery): Promise<Written> {
+    const name = object.metadata.name ?? '';
+    const target = this.target(namespace, name);
+    const response = await this.backing(target, () =>
+      this.client.call<ApiObject>('POST', this.collectionPath, {
+        body: this.mapping.toBacking(object, namespace),
+        query: writeParams(query),
+      }),
+    );
+    return { object: this.virtualOf(response.body, target), warnings: response.warnings.map(this.renamerFor(target)) };
+  }
+
+  /** PUT of the whole object (or of its status), keeping the record's infrastructure finalizers. */
+  async update(namespace: string, object: ApiObject, subresource: '' | 'status', query: WriteQuery): Promise<Written> {
+    const name = object.metadata.name ?? '';
+    const target = this.target(namespace, name);
+    const current = await this.backing(target, () => this.client.get<ApiObject>(`${this.collectionPath}/${target.backingName}`));
+    const record = this.mapping.toBacking(object, namespace, this.mapping.internalFinalizers(current));
+    const path = `${this.collectionPath}/${target.backingName}${subresource === '' ? '' : `/${subresource}`}`;
+    const response = await this.backing(target, () => this.client.call<ApiObject>('PUT', path, { body: record, query: writeParams(query) }));
+    return { object: this.virtualOf(response.body, target), warnings: response.warnings.map(this.renamerFor(target)) };
+  }
+
+  /** Server-side apply, delegated to kube-apiserver's field manager on the record. */
+  async apply(namespace: string, name: string, configuration: ApiObject, subresource: '' | 'status', query: WriteQuery): Promise<Written> {
+    const target = this.target(namespace, name);
+    const record = this.mapping.toBacking({ ...configuration, metadata: { ...configuration.metadata, name } }, namespace);
+    Reflect.deleteProperty(record.metadata, 'finalizers');
+    const path = `${this.collectionPath}/${target.backingName}${subresource === '' ? '' : `/${subresource}`}`;
+    const response = await this.backing(target, () =>
+      this.client.call<ApiObject>('PATCH', path, {
+        body: record,
+        contentType: 'application/apply-patch+yaml',
+        query: { ...writeParams(query), force: query.force },
+      }),
+    );
+    return { object: this.virtualOf(response.body, target), warnings: response.warnings.map(this.renamerFor(target)) };
+  }
+
+  async delete(namespace: string, name: string, options: DeleteOptions): Promise<Deleted> {
+    const target = this.target(namespace, name);
+    const response = await this.backing(target, () =>
+      this.client.request<ApiObject | { kind: 'Status' }>('DELETE', `${this.collectionPath}/${target.backingName}`, {
+        body: {
+          apiVersion: 'v1',
+          kind: 'DeleteOptions',
+          ...(options.preconditions === undefined ? {} : { preconditions: options.preconditions }),
+          ...(options.gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds: options.gracePeriodSeconds }),
+          ...(options.dryRun === undefined ? {} : { dryRun: options.dryRun }),
+        },
+      }),
+    );
+    if (response.kind === 'Status' || !('metadata' in response)) {
+      return { kind: 'deleted', object: { metadata: { name, namespace } } };
+    }
+    const object = this.virtualOf(response, target);
+    const stillThere = (response.metadata.finalizers ?? []).length > 0 && options.dryRun === undefined;
+    return { kind: stillThere ? 'pending' : 'deleted', object };
+  }
+
+  private listFromCache(namespace: string | undefined, query: ListQuery): ObjectList {
+    const items = this.hub
+      .list(namespace)
+      .filter((o) => query.name === undefined || o.metadata.name === query.name);
+    return {
+      apiVersion: this.mapping.virtualApiVersion,
+      kind: `${this.mapping.virtual.kind}List`,
+      metadata: { resourceVersion: this.hub.currentResourceVersion() },
+      items,
+    };
+  }
+
+  private target(namespace: string, name: string): VirtualTarget {
+    return {
+      gr: this.gr,
+      backingPlural: this.backingPlural,
+      namespace,
+      name,
+      backingName: name === '' ? '' : backingName(namespace, name),
+    };
+  }
+
+  private virtualOf(record: ApiObject, target: VirtualTarget): ApiObject {
+    const object = this.mapping.toVirtual(record);
+    // A record whose bookkeeping does not name this (namespace, name) is a digest collision or tampering.
+    if (object?.metadata.namespace !== target.namespace || object.metadata.name !== target.name) {
+      throw internalError('storage record does not match the requested object');
+    }
+    return object;
+  }
+
+  private renamerFor(target: VirtualTarget): (warning: string) => string {
+    return (warning) => translateBackingError(new KubeApiError(400, { reason: 'BadRequest', message: warning }), this.mapping, target).message;
+  }
+
+  private async backing<T>(target: VirtualTarget, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      throw translateBackingError(error, this.mapping, target);
+    }
+  }
+}
+
+function writeParams(query: WriteQuery): Record<string, string | undefined> {
+  if (query.dryRun !== undefined && query.dryRun.some((v) => v !== 'All')) {
+    throw badRequest(`Invalid dry run value: ${query.dryRun.join(',')}. Supported values: All`);
+  }
+  return {
+    dryRun: query.dryRun?.length === 1 ? 'All' : undefined,
+    fieldManager: query.fieldManager,
+    fieldValidation: query.fieldValidation,
+  };
+}

@@ -1,0 +1,229 @@
+/**
+ * How a virtual, tenant-namespaced object is stored as one backing custom
+ * resource in the infrastructure storage namespace, and back.
+ *
+ * - The backing name is `<namespace>.<name>` (namespaces have no dots, so the
+ *   split is unique) or, when that would exceed 253 characters, a SHA-256
+ *   digest (no dots, so the two forms never collide); the tenant namespace
+ *   and name are recorded on the object and checked on every read.
+ * - Tenant labels and annotations are stored as they are, beside bookkeeping
+ *   keys under reserved prefixes that tenants may not use and never see.
+ * - Tenant ownerReferences and finalizers are kept in annotations, not in
+ *   the backing metadata: the garbage collector would resolve owners in the
+ *   storage namespace (and delete the record), and would process
+ *   foregroundDeletion/orphan for the record instead of the virtual object.
+ *   While tenant finalizers exist, one internal finalizer holds the record.
+ * - Everything else (uid, resourceVersion, generation, timestamps, spec,
+ *   status, managedFields) is the backing object's, translated: kube's
+ *   resourceVersions are one etcd revision space, so they stay comparable.
+ */
+import { createHash } from 'node:crypto';
+import type { ApiObject, ManagedFieldsEntry, ObjectMeta, OwnerReference } from '../api/rest/types.js';
+
+export interface GroupVersionKind {
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+}
+
+const bookkeepingPrefix = 'infra.tenancy.metal3.io/';
+export const bookkeeping = {
+  namespaceLabel: `${bookkeepingPrefix}namespace`,
+  nameAnnotation: `${bookkeepingPrefix}name`,
+  ownerReferencesAnnotation: `${bookkeepingPrefix}owner-references`,
+  finalizersAnnotation: `${bookkeepingPrefix}finalizers`,
+  tenantFinalizer: `${bookkeepingPrefix}tenant-finalizers`,
+} as const;
+
+const maxNameLength = 253;
+const lastAppliedAnnotation = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/** Label/annotation keys in this project's domain are reserved: tenants may neither set nor see them. */
+export function isReservedKey(key: string): boolean {
+  const slash = key.indexOf('/');
+  if (slash < 0) return false;
+  const domain = key.slice(0, slash);
+  return domain === 'tenancy.metal3.io' || domain.endsWith('.tenancy.metal3.io');
+}
+
+export function isReservedFinalizer(finalizer: string): boolean {
+  return isReservedKey(finalizer);
+}
+
+export function backingName(namespace: string, name: string): string {
+  const readable = `${namespace}.${name}`;
+  if (readable.length <= maxNameLength) return readable;
+  return `h-${createHash('sha256').update(`${namespace}/${name}`).digest('hex')}`;
+}
+
+export class StorageMapping {
+  constructor(
+    readonly virtual: GroupVersionKind,
+    readonly backing: GroupVersionKind,
+    readonly storageNamespace: string,
+  ) {}
+
+  get virtualApiVersion(): string {
+    return `${this.virtual.group}/${this.virtual.version}`;
+  }
+
+  get backingApiVersion(): string {
+    return `${this.backing.group}/${this.backing.version}`;
+  }
+
+  /**
+   * The backing object for a virtual one. `internalFinalizers` are the
+   * record's own finalizers other than the tenant-finalizer marker (e.g. the
+   * binder's), carried over from the stored record.
+   */
+  toBacking(object: ApiObject, namespace: string, internalFinalizers: readonly string[] = []): ApiObject {
+    const { apiVersion: _apiVersion, kind: _kind, metadata, ...content } = object;
+    const name = metadata.name ?? '';
+    const tenantFinalizers = metadata.finalizers ?? [];
+    const annotations: Record<string, string> = { ...metadata.annotations, [bookkeeping.nameAnnotation]: name };
+    if ((metadata.ownerReferences ?? []).length > 0) {
+      annotations[bookkeeping.ownerReferencesAnnotation] = JSON.stringify(metadata.ownerReferences);
+    }
+    if (tenantFinalizers.length > 0) annotations[bookkeeping.finalizersAnnotation] = JSON.stringify(tenantFinalizers);
+    const finalizers = [...internalFinalizers.filter((f) => f !== bookkeeping.tenantFinalizer)];
+    if (tenantFinalizers.length > 0) finalizers.push(bookkeeping.tenantFinalizer);
+    const backingMeta: ObjectMeta = {
+      name: backingName(namespace, name),
+      namespace: this.storageNamespace,
+      labels: { ...metadata.labels, [bookkeeping.namespaceLabel]: namespace },
+      annotations,
+      ...(finalizers.length > 0 ? { finalizers } : {}),
+      ...(metadata.generateName === undefined ? {} : { generateName: metadata.generateName }),
+      ...(metadata.resourceVersion === undefined ? {} : { resourceVersion: metadata.resourceVersion }),
+      ...(metadata.uid === undefined ? {} : { uid: metadata.uid }),
+    };
+    return { apiVersion: this.backingApiVersion, kind: this.backing.kind, metadata: backingMeta, ...content };
+  }
+
+  /** The virtual object, or undefined if the record is not one of ours (missing or inconsistent bookkeeping). */
+  toVirtual(record: ApiObject): ApiObject | undefined {
+    const { apiVersion: _apiVersion, kind: _kind, metadata, ...content } = record;
+    const namespace = metadata.labels?.[bookkeeping.namespaceLabel];
+    const name = metadata.annotations?.[bookkeeping.nameAnnotation];
+    if (namespace === undefined || name === undefined || metadata.name !== backingName(namespace, name)) return undefined;
+    const virtualMeta: ObjectMeta = {
+      name,
+      namespace,
+      ...pick(metadata, ['generateName', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds']),
+      ...nonEmpty('labels', withoutReserved(metadata.labels)),
+      ...nonEmpty('annotations', this.virtualAnnotations(metadata.annotations)),
+      ...nonEmptyList('finalizers', parseJsonList<string>(metadata.annotations?.[bookkeeping.finalizersAnnotation])),
+      ...nonEmptyList('ownerReferences', parseJsonList<OwnerReference>(metadata.annotations?.[bookkeeping.ownerReferencesAnnotation])),
+      ...nonEmptyList('managedFields', (metadata.managedFields ?? []).map((e) => this.virtualManagedFields(e)).filter(isDefined)),
+    };
+    return { apiVersion: this.virtualApiVersion, kind: this.virtual.kind, metadata: virtualMeta, ...content };
+  }
+
+  /**
+   * Tenant annotations. kube-apiserver rewrites an existing
+   * last-applied-configuration annotation on server-side apply with the
+   * applied configuration, which for a record is the backing form: it is
+   * turned back into what the tenant applied.
+   */
+  private virtualAnnotations(annotations: Readonly<Record<string, string>> | undefined): Record<string, string> {
+    const result = withoutReserved(annotations);
+    const lastApplied = result[lastAppliedAnnotation];
+    if (lastApplied !== undefined) result[lastAppliedAnnotation] = this.virtualLastApplied(lastApplied);
+    return result;
+  }
+
+  private virtualLastApplied(text: string): string {
+    let applied: ApiObject;
+    try {
+      applied = JSON.parse(text) as ApiObject;
+    } catch {
+      return text;
+    }
+    if (applied.apiVersion !== this.backingApiVersion) return text;
+    const { metadata } = applied;
+    const virtual: ObjectMeta = {
+      ...metadata,
+      ...(metadata.annotations?.[bookkeeping.nameAnnotation] === undefined ? {} : { name: metadata.annotations[bookkeeping.nameAnnotation] }),
+      ...(metadata.labels?.[bookkeeping.namespaceLabel] === undefined ? {} : { namespace: metadata.labels[bookkeeping.namespaceLabel] }),
+      ...nonEmpty('labels', withoutReserved(metadata.labels)),
+      ...nonEmpty('annotations', withoutReserved(metadata.annotations)),
+    };
+    if (Object.keys(withoutReserved(metadata.labels)).length === 0) Reflect.deleteProperty(virtual, 'labels');
+    if (Object.keys(withoutReserved(metadata.annotations)).length === 0) Reflect.deleteProperty(virtual, 'annotations');
+    return `${JSON.stringify({ ...applied, apiVersion: this.virtualApiVersion, kind: this.virtual.kind, metadata: virtual })}\n`;
+  }
+
+  /** The record's finalizers that belong to the infrastructure, not the tenant. */
+  internalFinalizers(record: ApiObject): string[] {
+    return (record.metadata.finalizers ?? []).filter((f) => f !== bookkeeping.tenantFinalizer);
+  }
+
+  private virtualManagedFields(entry: ManagedFieldsEntry): ManagedFieldsEntry | undefined {
+    const fields = entry.fieldsV1 === undefined ? undefined : withoutBookkeepingFields(entry.fieldsV1);
+    if (entry.fieldsV1 !== undefined && fields === undefined) return undefined;
+    return {
+      ...entry,
+      ...(entry.apiVersion === this.backingApiVersion ? { apiVersion: this.virtualApiVersion } : {}),
+      ...(fields === undefined ? {} : { fieldsV1: fields }),
+    };
+  }
+}
+
+function pick<K extends keyof ObjectMeta>(meta: ObjectMeta, keys: readonly K[]): Pick<ObjectMeta, K> {
+  const result: Partial<Pick<ObjectMeta, K>> = {};
+  for (const key of keys) if (meta[key] !== undefined) result[key] = meta[key];
+  return result as Pick<ObjectMeta, K>;
+}
+
+function withoutReserved(map: Readonly<Record<string, string>> | undefined): Record<string, string> {
+  return Object.fromEntries(Object.entries(map ?? {}).filter(([key]) => !isReservedKey(key)));
+}
+
+function nonEmpty<K extends string>(key: K, map: Record<string, string>): Partial<Record<K, Record<string, string>>> {
+  return Object.keys(map).length === 0 ? {} : ({ [key]: map } as Record<K, Record<string, string>>);
+}
+
+function nonEmptyList<K extends string, T>(key: K, list: readonly T[]): Partial<Record<K, T[]>> {
+  return list.length === 0 ? {} : ({ [key]: [...list] } as Record<K, T[]>);
+}
+
+function parseJsonList<T>(text: string | undefined): T[] {
+  if (text === undefined) return [];
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return Array.isArray(parsed) ? (parsed as T[]) : [];
+  } catch {
+    return [];
+  }
+}
+
+function isDefined<T>(value: T | undefined): value is T {
+  return value !== undefined;
+}
+
+/**
+ * fieldsV1 without the bookkeeping labels, annotations and finalizer;
+ * undefined when nothing of the tenant's is left in it.
+ */
+function withoutBookkeepingFields(fields: Record<string, unknown>): Record<string, unknown> | undefined {
+  const metadata = fields['f:metadata'] as Record<string, unknown> | undefined;
+  if (metadata === undefined) return fields;
+  const cleaned: Record<string, unknown> = { ...metadata };
+  for (const section of ['f:labels', 'f:annotations']) {
+    const entries = cleaned[section] as Record<string, unknown> | undefined;
+    if (entries === undefined) continue;
+    const kept = Object.fromEntries(Object.entries(entries).filter(([key]) => !(key.startsWith('f:') && isReservedKey(key.slice(2)))));
+    if (Object.keys(kept).filter((k) => k !== '.').length === 0) Reflect.deleteProperty(cleaned, section);
+    else cleaned[section] = kept;
+  }
+  const finalizers = cleaned['f:finalizers'] as Record<string, unknown> | undefined;
+  if (finalizers !== undefined) {
+    const kept = Object.fromEntries(Object.entries(finalizers).filter(([key]) => !key.includes(bookkeepingPrefix)));
+    if (Object.keys(kept).filter((k) => k !== '.').length === 0) Reflect.deleteProperty(cleaned, 'f:finalizers');
+    else cleaned['f:finalizers'] = kept;
+  }
+  const result: Record<string, unknown> = { ...fields };
+  if (Object.keys(cleaned).length === 0) Reflect.deleteProperty(result, 'f:metadata');
+  else result['f:metadata'] = cleaned;
+  return Object.keys(result).length === 0 ? undefined : result;
+}

@@ -1,0 +1,74 @@
+/**
+ * What is specific to HostClaim in the generic REST layer: the rules a
+ * tenant's object must follow beyond its schema, and the table columns.
+ */
+import { forbiddenField, invalidValue, type FieldError } from '../../api/field-errors.js';
+import type { ResourceStrategy } from '../../api/rest/handler.js';
+import type { TableColumn } from '../../api/rest/representation.js';
+import type { ApiObject } from '../../api/rest/types.js';
+import { isReservedFinalizer, isReservedKey } from '../../backing/storage-mapping.js';
+import { hostClaimResource } from './descriptor.js';
+
+const dns1123Subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const subdomainMessage =
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+const secretReferenceFields = ['userData', 'networkData', 'metaData'] as const;
+
+export const hostClaimStrategy: ResourceStrategy = {
+  descriptor: hostClaimResource,
+  columns: hostClaimColumns(),
+  validate: (object, namespace) => [...validateMetadata(object), ...validateSecretReferences(object, namespace)],
+};
+
+function validateMetadata(object: ApiObject): FieldError[] {
+  const errors: FieldError[] = [];
+  const name = object.metadata.name ?? '';
+  if (name.length > 253) errors.push(invalidValue('metadata.name', name, 'must be no more than 253 characters'));
+  else if (!dns1123Subdomain.test(name)) errors.push(invalidValue('metadata.name', name, subdomainMessage));
+  for (const section of ['labels', 'annotations'] as const) {
+    for (const key of Object.keys(object.metadata[section] ?? {})) {
+      if (isReservedKey(key)) errors.push(forbiddenField(`metadata.${section}[${key}]`, 'this prefix is reserved for the infrastructure'));
+    }
+  }
+  (object.metadata.finalizers ?? []).forEach((finalizer, index) => {
+    if (isReservedFinalizer(finalizer)) errors.push(forbiddenField(`metadata.finalizers[${index}]`, 'this prefix is reserved for the infrastructure'));
+  });
+  return errors;
+}
+
+/** Secrets are the claim's own: a reference may not point into another namespace. */
+function validateSecretReferences(object: ApiObject, namespace: string): FieldError[] {
+  const spec = (object['spec'] ?? {}) as Record<string, { namespace?: unknown } | undefined>;
+  return secretReferenceFields.flatMap((field) => {
+    const reference = spec[field];
+    const referenced = reference?.namespace;
+    if (referenced === undefined || referenced === '' || referenced === namespace) return [];
+    return [invalidValue(`spec.${field}.namespace`, referenced, "must be empty or the claim's own namespace")];
+  });
+}
+
+function hostClaimColumns(): TableColumn[] {
+  const status = (o: ApiObject): Record<string, unknown> => (o['status'] ?? {}) as Record<string, unknown>;
+  const spec = (o: ApiObject): Record<string, unknown> => (o['spec'] ?? {}) as Record<string, unknown>;
+  const condition = (o: ApiObject, type: string): string | undefined =>
+    ((status(o)['conditions'] ?? []) as { type?: string; status?: string }[]).find((c) => c.type === type)?.status;
+  return [
+    {
+      name: 'Host',
+      type: 'string',
+      description: 'The BareMetalHost bound to the claim.',
+      priority: 0,
+      value: (o) => (status(o)['bareMetalHost'] as { name?: string } | undefined)?.name,
+    },
+    { name: 'Ready', type: 'string', description: 'Whether the workload is deployed and the host ready.', priority: 0, value: (o) => condition(o, 'Ready') },
+    { name: 'Powered', type: 'boolean', description: 'Whether the host is powered on.', priority: 0, value: (o) => status(o)['poweredOn'] },
+    {
+      name: 'Image',
+      type: 'string',
+      description: 'The image deployed on the host.',
+      priority: 1,
+      value: (o) => (spec(o)['image'] as { url?: string } | undefined)?.url,
+    },
+    { name: 'Failure Domain', type: 'string', description: 'The failure domain requested.', priority: 1, value: (o) => spec(o)['failureDomain'] },
+  ];
+}

@@ -146,7 +146,11 @@ export class KubeClient {
       Accept: 'application/json',
     };
     const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
-    if (payload !== undefined) headers['Content-Type'] = options.contentType ?? 'application/json';
+    if (payload !== undefined) {
+      headers['Content-Type'] = options.contentType ?? 'application/json';
+      // Node frames a DELETE body with neither Content-Length nor chunking; kube-apiserver would ignore it.
+      headers['Content-Length'] = String(Buffer.byteLength(payload));
+    }
     return new Promise((resolve, reject) => {
       const req = https.request(url, {
         method,

@@ -12,12 +12,12 @@
  * except a patch, which is re-applied to fresh state exactly as
  * kube-apiserver does when the patch carries no resourceVersion.
  */
-import { badRequest, internalError, type GroupResource } from '../api/status.js';
+import { badRequest, conflict, internalError, type GroupResource } from '../api/status.js';
 import type { ApiObject, ObjectList } from '../api/rest/types.js';
 import { Informer } from './informer.js';
 import { translateBackingError, type VirtualTarget } from './errors.js';
 import { KubeApiError, type KubeClient } from './kube-client.js';
-import { backingName, bookkeeping, type StorageMapping } from './storage-mapping.js';
+import { backingName, bookkeeping, virtualUid, type StorageMapping } from './storage-mapping.js';
 import type { WatchHub } from '../api/rest/watch-hub.js';
 
 export interface ListQuery {
@@ -154,7 +154,8 @@ export class RecordStore {
   async update(namespace: string, object: ApiObject, subresource: '' | 'status', query: WriteQuery): Promise<Written> {
     const name = object.metadata.name ?? '';
     const target = this.target(namespace, name);
-    const current = await this.backing(target, () => this.client.get<ApiObject>(`${this.collectionPath}/${target.backingName}`));
+    const current = await this.record(target);
+    this.checkUid(target, object.metadata.uid, current);
     const record = this.mapping.toBacking(object, namespace, this.mapping.internalFinalizers(current));
     const path = `${this.collectionPath}/${target.backingName}${subresource === '' ? '' : `/${subresource}`}`;
     const response = await this.backing(target, () => this.client.call<ApiObject>('PUT', path, { body: record, query: writeParams(query) }));
@@ -179,12 +180,13 @@ export class RecordStore {
 
   async delete(namespace: string, name: string, options: DeleteOptions): Promise<Deleted> {
     const target = this.target(namespace, name);
+    const preconditions = await this.backingPreconditions(target, options.preconditions);
     const response = await this.backing(target, () =>
       this.client.request<ApiObject | { kind: 'Status' }>('DELETE', `${this.collectionPath}/${target.backingName}`, {
         body: {
           apiVersion: 'v1',
           kind: 'DeleteOptions',
-          ...(options.preconditions === undefined ? {} : { preconditions: options.preconditions }),
+          ...(preconditions === undefined ? {} : { preconditions }),
           ...(options.gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds: options.gracePeriodSeconds }),
           ...(options.dryRun === undefined ? {} : { dryRun: options.dryRun }),
         },
@@ -196,6 +198,27 @@ export class RecordStore {
     const object = this.virtualOf(response, target);
     const stillThere = (response.metadata.finalizers ?? []).length > 0 && options.dryRun === undefined;
     return { kind: stillThere ? 'pending' : 'deleted', object };
+  }
+
+  private record(target: VirtualTarget): Promise<ApiObject> {
+    return this.backing(target, () => this.client.get<ApiObject>(`${this.collectionPath}/${target.backingName}`));
+  }
+
+  /** A virtual uid precondition, checked here and turned into the record's own uid for kube-apiserver. */
+  private async backingPreconditions(
+    target: VirtualTarget,
+    preconditions: DeleteOptions['preconditions'],
+  ): Promise<{ uid?: string; resourceVersion?: string } | undefined> {
+    if (preconditions?.uid === undefined) return preconditions;
+    const current = await this.record(target);
+    this.checkUid(target, preconditions.uid, current);
+    return { ...preconditions, uid: current.metadata.uid };
+  }
+
+  private checkUid(target: VirtualTarget, uid: string | undefined, current: ApiObject): void {
+    const actual = virtualUid(current.metadata.uid ?? '');
+    if (uid === undefined || uid === '' || uid === actual) return;
+    throw conflict(target.gr, target.name, `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${actual}`);
   }
 
   private listFromCache(namespace: string | undefined, query: ListQuery): ObjectList {

@@ -13,8 +13,11 @@
  *   storage namespace (and delete the record), and would process
  *   foregroundDeletion/orphan for the record instead of the virtual object.
  *   While tenant finalizers exist, one internal finalizer holds the record.
- * - Everything else (uid, resourceVersion, generation, timestamps, spec,
- *   status, managedFields) is the backing object's, translated: kube's
+ * - The virtual uid is derived from the record's uid, never equal to it: the
+ *   garbage collector keys its graph by uid and watches both resources, so
+ *   a shared uid would make it mistake one object for the other.
+ * - Everything else (resourceVersion, generation, timestamps, spec, status,
+ *   managedFields) is the backing object's, translated: kube's
  *   resourceVersions are one etcd revision space, so they stay comparable.
  */
 import { createHash } from 'node:crypto';
@@ -48,6 +51,15 @@ export function isReservedKey(key: string): boolean {
 
 export function isReservedFinalizer(finalizer: string): boolean {
   return isReservedKey(finalizer);
+}
+
+/** A stable UUID (RFC 4122 version-5 layout) for the virtual object of a record. */
+export function virtualUid(recordUid: string): string {
+  const bytes = createHash('sha1').update(`tenancy.metal3.io/virtual-uid/${recordUid}`).digest().subarray(0, 16);
+  bytes[6] = ((bytes[6] ?? 0) & 0x0f) | 0x50;
+  bytes[8] = ((bytes[8] ?? 0) & 0x3f) | 0x80;
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 export function backingName(namespace: string, name: string): string {
@@ -95,7 +107,6 @@ export class StorageMapping {
       ...(finalizers.length > 0 ? { finalizers } : {}),
       ...(metadata.generateName === undefined ? {} : { generateName: metadata.generateName }),
       ...(metadata.resourceVersion === undefined ? {} : { resourceVersion: metadata.resourceVersion }),
-      ...(metadata.uid === undefined ? {} : { uid: metadata.uid }),
     };
     return { apiVersion: this.backingApiVersion, kind: this.backing.kind, metadata: backingMeta, ...content };
   }
@@ -109,7 +120,8 @@ export class StorageMapping {
     const virtualMeta: ObjectMeta = {
       name,
       namespace,
-      ...pick(metadata, ['generateName', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds']),
+      ...pick(metadata, ['generateName', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds']),
+      ...(metadata.uid === undefined ? {} : { uid: virtualUid(metadata.uid) }),
       ...nonEmpty('labels', withoutReserved(metadata.labels)),
       ...nonEmpty('annotations', this.virtualAnnotations(metadata.annotations)),
       ...nonEmptyList('finalizers', parseJsonList<string>(metadata.annotations?.[bookkeeping.finalizersAnnotation])),

@@ -415,6 +415,8 @@ class LocalControlPlane implements ControlPlane {
         '--bind-address=127.0.0.1',
         `--secure-port=${this.#ports.controllerManager}`,
         '--leader-elect=false',
+        // Level 2 logs the garbage collector's discovery syncs and monitor changes.
+        '--v=2',
       ],
     };
   }

@@ -35,7 +35,8 @@ export function mediaType(req: IncomingMessage): string {
 
 /** A JSON (or YAML, which kube also accepts for objects) object body. */
 export function decodeObject(text: string, type: string): unknown {
-  if (type === 'application/json') return parseJson(text);
+  // kube reads a body without Content-Type as JSON.
+  if (type === 'application/json' || type === '') return parseJson(text);
   if (type === 'application/yaml' || type === patchTypes.apply) return parseYamlDocument(text);
   throw unsupportedMediaType(['application/json', 'application/yaml']);
 }

@@ -12,7 +12,7 @@
  * except a patch, which is re-applied to fresh state exactly as
  * kube-apiserver does when the patch carries no resourceVersion.
  */
-import { badRequest, conflict, internalError, type GroupResource } from '../api/status.js';
+import { ApiError, badRequest, conflict, internalError, notFound, type GroupResource } from '../api/status.js';
 import type { ApiObject, ObjectList } from '../api/rest/types.js';
 import { Informer } from './informer.js';
 import { translateBackingError, type VirtualTarget } from './errors.js';
@@ -141,6 +141,7 @@ export class RecordStore {
   async create(namespace: string, object: ApiObject, query: WriteQuery): Promise<Written> {
     const name = object.metadata.name ?? '';
     const target = this.target(namespace, name);
+    await this.admitNamespace(namespace, name);
     const response = await this.backing(target, () =>
       this.client.call<ApiObject>('POST', this.collectionPath, {
         body: this.mapping.toBacking(object, namespace),
@@ -165,6 +166,7 @@ export class RecordStore {
   /** Server-side apply, delegated to kube-apiserver's field manager on the record. */
   async apply(namespace: string, name: string, configuration: ApiObject, subresource: '' | 'status', query: WriteQuery): Promise<Written> {
     const target = this.target(namespace, name);
+    await this.admitNamespace(namespace, name);
     const record = this.mapping.toBacking({ ...configuration, metadata: { ...configuration.metadata, name } }, namespace);
     Reflect.deleteProperty(record.metadata, 'finalizers');
     const path = `${this.collectionPath}/${target.backingName}${subresource === '' ? '' : `/${subresource}`}`;
@@ -198,6 +200,29 @@ export class RecordStore {
     const object = this.virtualOf(response, target);
     const stillThere = (response.metadata.finalizers ?? []).length > 0 && options.dryRun === undefined;
     return { kind: stillThere ? 'pending' : 'deleted', object };
+  }
+
+  /**
+   * kube's NamespaceLifecycle admission: nothing is created in a namespace
+   * that does not exist or is being deleted, or its record would outlive it.
+   */
+  private async admitNamespace(namespace: string, name: string): Promise<void> {
+    let phase: string | undefined;
+    try {
+      phase = (await this.client.get<{ status?: { phase?: string } }>(`/api/v1/namespaces/${namespace}`)).status?.phase;
+    } catch (error) {
+      if (error instanceof KubeApiError && error.statusCode === 404) throw notFound({ group: '', resource: 'namespaces' }, namespace);
+      throw translateBackingError(error, this.mapping, this.target(namespace, ''));
+    }
+    if (phase === 'Terminating') {
+      const subject = name === '' ? `${this.gr.resource}.${this.gr.group}` : `${this.gr.resource}.${this.gr.group} "${name}"`;
+      throw new ApiError(403, 'Forbidden', `${subject} is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`, {
+        ...(name === '' ? {} : { name }),
+        group: this.gr.group,
+        kind: this.gr.resource,
+        causes: [{ reason: 'NamespaceTerminating', message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' }],
+      });
+    }
   }
 
   private record(target: VirtualTarget): Promise<ApiObject> {

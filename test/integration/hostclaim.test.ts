@@ -229,6 +229,12 @@ describe('system controllers', () => {
     });
   });
 
+  it('refuses claims in a namespace that does not exist, like NamespaceLifecycle', async () => {
+    const result = await kubectl('admin', ['-n', 'no-such-namespace', 'create', '-f', await file('nowhere.yaml', manifest('nowhere'))]);
+    expect(result.stderr).toContain('namespaces "no-such-namespace" not found');
+    expect(await ok('admin', ['-n', 'hostclaim-system', 'get', 'hostclaimrecords', '-o', 'name'])).not.toContain('no-such-namespace');
+  });
+
   it('completes namespace deletion and removes the backing records', async () => {
     await ok('admin', ['create', 'namespace', 'tenant-c']);
     await ok('admin', ['-n', 'tenant-c', 'create', '-f', await file('c.yaml', manifest('c-0'))]);

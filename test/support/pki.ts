@@ -35,3 +35,16 @@ export async function issue(ca: CertificateAuthority, request: CertificateReques
 export function cert(pem: string): X509Certificate {
   return new X509Certificate(pem);
 }
+
+/** kube-system/extension-apiserver-authentication data as kube-apiserver publishes it, for this PKI. */
+export function authenticationConfigMapData(pki: TestPki): Record<string, string> {
+  return {
+    'client-ca-file': pki.clusterCA.certPem,
+    'requestheader-client-ca-file': pki.frontProxyCA.certPem,
+    'requestheader-allowed-names': '["front-proxy-client"]',
+    'requestheader-username-headers': '["X-Remote-User"]',
+    'requestheader-uid-headers': '["X-Remote-Uid"]',
+    'requestheader-group-headers': '["X-Remote-Group"]',
+    'requestheader-extra-headers-prefix': '["X-Remote-Extra-"]',
+  };
+}

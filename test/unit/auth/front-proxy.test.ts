@@ -2,22 +2,14 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAuthenticationConfig, type RequestHeaderConfig } from '../../../src/auth/authentication-config.js';
 import { authenticateFrontProxy } from '../../../src/auth/front-proxy.js';
 import { verifyClientChain } from '../../../src/auth/x509-chain.js';
-import { cert, createTestPki, issue, type TestPki } from '../../support/pki.js';
+import { authenticationConfigMapData, cert, createTestPki, issue, type TestPki } from '../../support/pki.js';
 
 let pki: TestPki;
 let config: RequestHeaderConfig;
 
 beforeAll(async () => {
   pki = await createTestPki();
-  const parsed = parseAuthenticationConfig({
-    'client-ca-file': pki.clusterCA.certPem,
-    'requestheader-client-ca-file': pki.frontProxyCA.certPem,
-    'requestheader-allowed-names': '["front-proxy-client"]',
-    'requestheader-username-headers': '["X-Remote-User"]',
-    'requestheader-uid-headers': '["X-Remote-Uid"]',
-    'requestheader-group-headers': '["X-Remote-Group"]',
-    'requestheader-extra-headers-prefix': '["X-Remote-Extra-"]',
-  });
+  const parsed = parseAuthenticationConfig(authenticationConfigMapData(pki));
   if (parsed.requestHeader === undefined) throw new Error('request-header config missing');
   config = parsed.requestHeader;
 });

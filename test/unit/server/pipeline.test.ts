@@ -22,7 +22,7 @@ import { HttpsServer } from '../../../src/server/https-server.js';
 import { buildHandlerChain } from '../../../src/server/pipeline.js';
 import { TlsContextSwitch } from '../../../src/server/tls-context.js';
 import { json, request } from '../../support/https-client.js';
-import { createTestPki, type TestPki } from '../../support/pki.js';
+import { authenticationConfigMapData, createTestPki, type TestPki } from '../../support/pki.js';
 
 let pki: TestPki;
 let servingCAPem: string;
@@ -42,15 +42,7 @@ beforeAll(async () => {
   const servingCA = await createCertificateAuthority('serving-ca');
   servingCAPem = servingCA.certPem;
   const serving = await issueCertificate(servingCA, { commonName: 'localhost', dnsNames: ['localhost'], usage: 'server' });
-  const auth = parseAuthenticationConfig({
-    'client-ca-file': pki.clusterCA.certPem,
-    'requestheader-client-ca-file': pki.frontProxyCA.certPem,
-    'requestheader-allowed-names': '["front-proxy-client"]',
-    'requestheader-username-headers': '["X-Remote-User"]',
-    'requestheader-uid-headers': '["X-Remote-Uid"]',
-    'requestheader-group-headers': '["X-Remote-Group"]',
-    'requestheader-extra-headers-prefix': '["X-Remote-Extra-"]',
-  });
+  const auth = parseAuthenticationConfig(authenticationConfigMapData(pki));
   const tokens = {
     authenticate: (credentials: { headers: Readonly<Record<string, readonly string[] | undefined>> }) =>
       Promise.resolve(

@@ -57,3 +57,67 @@ function parseYamlDocument(text: string): unknown {
     throw badRequest(`error decoding YAML: ${(error as Error).message}`);
   }
 }
+
+/**
+ * Paths of keys that repeat within one JSON object (`spec.poweredOn`,
+ * `spec.list[0].x`), which JSON.parse would silently collapse: kube's strict
+ * decoding reports them (error under Strict, warning under Warn).
+ * Expects text that JSON.parse has already accepted.
+ */
+export function duplicateFields(text: string): string[] {
+  const duplicates: string[] = [];
+  let position = 0;
+  const skipSpace = (): void => {
+    while (position < text.length && ' \t\r\n'.includes(text[position] ?? '')) position++;
+  };
+  const readString = (): string => {
+    const start = position;
+    position++;
+    while (text[position] !== '"') position += text[position] === '\\' ? 2 : 1;
+    position++;
+    return JSON.parse(text.slice(start, position)) as string;
+  };
+  const readValue = (path: string): void => {
+    skipSpace();
+    const char = text[position];
+    if (char === '{') {
+      readObject(path);
+    } else if (char === '[') {
+      readArray(path);
+    } else if (char === '"') {
+      readString();
+    } else {
+      while (position < text.length && !',]} \t\r\n'.includes(text[position] ?? '')) position++;
+    }
+  };
+  const readObject = (path: string): void => {
+    const seen = new Set<string>();
+    position++;
+    for (;;) {
+      skipSpace();
+      if (text[position] === '}') break;
+      if (text[position] === ',') position++;
+      skipSpace();
+      const key = readString();
+      const keyPath = path === '' ? key : `${path}.${key}`;
+      if (seen.has(key)) duplicates.push(keyPath);
+      seen.add(key);
+      skipSpace();
+      position++; // ':'
+      readValue(keyPath);
+    }
+    position++;
+  };
+  const readArray = (path: string): void => {
+    position++;
+    for (let index = 0; ; index++) {
+      skipSpace();
+      if (text[position] === ']') break;
+      if (text[position] === ',') position++;
+      readValue(`${path}[${index}]`);
+    }
+    position++;
+  };
+  readValue('');
+  return duplicates;
+}

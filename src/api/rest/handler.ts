@@ -24,9 +24,9 @@ import {
   type GroupResource,
 } from '../status.js';
 import type { RecordStore } from '../../backing/record-store.js';
-import { decodeObject, mediaType, parseJson, patchTypes, readBody } from './body.js';
+import { decodeObject, duplicateFields, mediaType, parseJson, patchTypes, readBody } from './body.js';
 import { respondList, respondObject, type TableColumn } from './representation.js';
-import { parseDeleteParameters, parseListParameters, parseWriteParameters, type ListParameters } from './query.js';
+import { parseDeleteParameters, parseListParameters, parseWriteParameters, type ListParameters, type WriteParameters } from './query.js';
 import type { ApiObject, ObjectList } from './types.js';
 import { serveWatch } from './watch.js';
 
@@ -154,8 +154,34 @@ async function listObjects(call: Call): Promise<void> {
   respondList(call.req, call.res, await listAll(call, params), call.resource.strategy);
 }
 
-async function decodeBody(call: Call): Promise<ApiObject> {
-  const body = decodeObject(await readBody(call.req), mediaType(call.req));
+interface DecodedBody {
+  readonly object: ApiObject;
+  /** Warnings to send with the response (duplicate fields under fieldValidation=Warn). */
+  readonly warnings: string[];
+}
+
+/**
+ * Decodes a create/update body, applying kube's strict-decoding rule for
+ * repeated fields, which are lost once the body is parsed and re-encoded
+ * for the record. (Unknown fields are the record's CRD's business: kube
+ * reports them with the same wording.)
+ */
+async function decodeBody(call: Call, write: WriteParameters): Promise<DecodedBody> {
+  const text = await readBody(call.req);
+  const type = mediaType(call.req);
+  const object = decodeObjectBody(call, text, type);
+  const duplicates = type === 'application/json' || type === '' ? duplicateFields(text) : [];
+  if (duplicates.length === 0 || write.fieldValidation === 'Ignore') return { object, warnings: [] };
+  const problems = duplicates.map((path) => `duplicate field "${path}"`);
+  if (write.fieldValidation === 'Strict') {
+    const kind = call.resource.strategy.descriptor.kind;
+    throw badRequest(`${kind} in version "${call.gv.version}" cannot be handled as a ${kind}: strict decoding error: ${problems.join(', ')}`);
+  }
+  return { object, warnings: problems.map((p) => `299 - ${JSON.stringify(p)}`) };
+}
+
+function decodeObjectBody(call: Call, text: string, type: string): ApiObject {
+  const body = decodeObject(text, type);
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('the body of the request must be an object');
   const object = withMetadata(body as Record<string, unknown>);
   checkTypeMeta(call, object);
@@ -192,8 +218,8 @@ function validateOrThrow(call: Call, object: ApiObject): void {
 }
 
 async function createObject(call: Call): Promise<void> {
-  const object = await decodeBody(call);
   const write = parseWriteParameters(call.url.searchParams);
+  const { object, warnings } = await decodeBody(call, write);
   const prefix = object.metadata.generateName;
   if ((object.metadata.name ?? '') === '' && (prefix ?? '') === '') {
     throw invalid(call.gv.group, call.resource.strategy.descriptor.kind, '', [required('metadata.name', 'name or generateName is required')]);
@@ -205,7 +231,7 @@ async function createObject(call: Call): Promise<void> {
     validateOrThrow(call, object);
     try {
       const created = await call.resource.store.create(call.info.namespace, object, write);
-      sendWarnings(call.res, created.warnings);
+      sendWarnings(call.res, [...warnings, ...created.warnings]);
       respondObject(call.req, call.res, 201, created.object, call.resource.strategy);
       return;
     } catch (error) {
@@ -223,14 +249,15 @@ function generatedName(prefix: string): string {
 }
 
 async function updateObject(call: Call): Promise<void> {
-  const object = await decodeBody(call);
+  const write = parseWriteParameters(call.url.searchParams);
+  const { object, warnings } = await decodeBody(call, write);
   const name = object.metadata.name ?? '';
   if (name !== call.info.name) {
     throw badRequest(`the name of the object (${name}) does not match the name on the URL (${call.info.name})`);
   }
   validateOrThrow(call, object);
-  const updated = await call.resource.store.update(call.info.namespace, object, subresourceOf(call), parseWriteParameters(call.url.searchParams));
-  sendWarnings(call.res, updated.warnings);
+  const updated = await call.resource.store.update(call.info.namespace, object, subresourceOf(call), write);
+  sendWarnings(call.res, [...warnings, ...updated.warnings]);
   respondObject(call.req, call.res, 200, updated.object, call.resource.strategy);
 }
 

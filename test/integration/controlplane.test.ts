@@ -219,11 +219,13 @@ describe('control plane failures and crashes', () => {
   });
 });
 
-describe.skipIf(!fs.existsSync(serverEntry))('development environment (needs the built server)', () => {
+describe('development environment (needs the built server)', () => {
   let env: DevEnvironment;
   let workDir: string;
 
   beforeAll(async () => {
+    // `make integration` builds the server first; a missing build must fail, never skip.
+    if (!fs.existsSync(serverEntry)) throw new Error(`${serverEntry} is missing: run make build`);
     workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dev-environment-test-'));
     env = await startDevEnvironment({ workDir, serverEntry, binDir, keepLogs: true });
   });

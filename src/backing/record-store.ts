@@ -15,7 +15,7 @@
 import { ApiError, badRequest, conflict, internalError, notFound, type GroupResource } from '../api/status.js';
 import type { ApiObject, ObjectList } from '../api/rest/types.js';
 import { Informer } from './informer.js';
-import { translateBackingError, type VirtualTarget } from './errors.js';
+import { renamer, translateBackingError, type VirtualTarget } from './errors.js';
 import { KubeApiError, type KubeClient } from './kube-client.js';
 import { backingName, bookkeeping, virtualUid, type StorageMapping } from './storage-mapping.js';
 import type { WatchHub } from '../api/rest/watch-hub.js';
@@ -148,7 +148,7 @@ export class RecordStore {
         query: writeParams(query),
       }),
     );
-    return { object: this.virtualOf(response.body, target), warnings: response.warnings.map(this.renamerFor(target)) };
+    return { object: this.virtualOf(response.body, target), warnings: response.warnings.map(renamer(this.mapping, target)) };
   }
 
   /** PUT of the whole object (or of its status), keeping the record's infrastructure finalizers. */
@@ -160,7 +160,7 @@ export class RecordStore {
     const record = this.mapping.toBacking(object, namespace, this.mapping.internalFinalizers(current));
     const path = `${this.collectionPath}/${target.backingName}${subresource === '' ? '' : `/${subresource}`}`;
     const response = await this.backing(target, () => this.client.call<ApiObject>('PUT', path, { body: record, query: writeParams(query) }));
-    return { object: this.virtualOf(response.body, target), warnings: response.warnings.map(this.renamerFor(target)) };
+    return { object: this.virtualOf(response.body, target), warnings: response.warnings.map(renamer(this.mapping, target)) };
   }
 
   /** Server-side apply, delegated to kube-apiserver's field manager on the record. */
@@ -177,7 +177,7 @@ export class RecordStore {
         query: { ...writeParams(query), force: query.force },
       }),
     );
-    return { object: this.virtualOf(response.body, target), warnings: response.warnings.map(this.renamerFor(target)) };
+    return { object: this.virtualOf(response.body, target), warnings: response.warnings.map(renamer(this.mapping, target)) };
   }
 
   async delete(namespace: string, name: string, options: DeleteOptions): Promise<Deleted> {
@@ -275,10 +275,6 @@ export class RecordStore {
       throw internalError('storage record does not match the requested object');
     }
     return object;
-  }
-
-  private renamerFor(target: VirtualTarget): (warning: string) => string {
-    return (warning) => translateBackingError(new KubeApiError(400, { reason: 'BadRequest', message: warning }), this.mapping, target).message;
   }
 
   private async backing<T>(target: VirtualTarget, call: () => Promise<T>): Promise<T> {

@@ -45,16 +45,21 @@ export async function resolveControlPlaneBinaries(binDir = process.env[BIN_DIR_E
  * Not safe to run concurrently: build.sh rewrites its go.mod.
  */
 export function buildControlPlaneBinaries(): Promise<string> {
+  return runBuildScript(buildScript);
+}
+
+/** Runs one of the project's caching build scripts and returns the last line it prints (the path it built). */
+export function runBuildScript(script: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(buildScript, [], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(script, [], { stdio: ['ignore', 'pipe', 'inherit'] });
     let stdout = '';
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk: string) => (stdout += chunk));
     child.once('error', reject);
     child.once('close', (code) => {
-      const dir = stdout.trim().split('\n').at(-1);
-      if (code === 0 && dir) resolve(dir);
-      else reject(new Error(`${buildScript} failed with exit code ${code ?? 'null'}`));
+      const output = stdout.trim().split('\n').at(-1);
+      if (code === 0 && output) resolve(output);
+      else reject(new Error(`${script} failed with exit code ${code ?? 'null'}`));
     });
   });
 }

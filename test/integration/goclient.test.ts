@@ -13,6 +13,7 @@ import { spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { runBuildScript } from '../controlplane/binaries.js';
 import { startDevEnvironment, type DevEnvironment } from '../controlplane/environment.js';
 import { repoPath } from '../controlplane/paths.js';
 
@@ -92,19 +93,7 @@ let goclient: string;
 
 /** Runs test/goclient/build.sh (instant when cached) and returns the binary path it prints last. */
 function buildGoClient(): Promise<string> {
-  const script = repoPath('test', 'goclient', 'build.sh');
-  return new Promise((resolve, reject) => {
-    const child = spawn(script, [], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let stdout = '';
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (chunk: string) => (stdout += chunk));
-    child.once('error', reject);
-    child.once('close', (code) => {
-      const bin = stdout.trim().split('\n').at(-1);
-      if (code === 0 && bin) resolve(bin);
-      else reject(new Error(`${script} failed with exit code ${code ?? 'null'}`));
-    });
-  });
+  return runBuildScript(repoPath('test', 'goclient', 'build.sh'));
 }
 
 function runGoClient(runId: string, extraEnv: Record<string, string>): Promise<RunResult> {

@@ -26,7 +26,15 @@ import {
 import type { RecordStore } from '../../backing/record-store.js';
 import { decodeObject, duplicateFields, mediaType, parseJson, patchTypes, readBody } from './body.js';
 import { respondList, respondObject, type TableColumn } from './representation.js';
-import { parseDeleteParameters, parseListParameters, parseWriteParameters, type ListParameters, type WriteParameters } from './query.js';
+import {
+  matchesFieldSelector,
+  parseDeleteParameters,
+  parseListParameters,
+  parseWriteParameters,
+  type ListParameters,
+  type ListScope,
+  type WriteParameters,
+} from './query.js';
 import type { ApiObject, ObjectList } from './types.js';
 import { serveWatch } from './watch.js';
 
@@ -116,14 +124,6 @@ async function getObject(call: Call): Promise<void> {
   respondObject(call.req, call.res, 200, object, call.resource.strategy);
 }
 
-interface ListScope {
-  /** undefined: all namespaces. */
-  readonly namespace: string | undefined;
-  /** false when a field selector rules out every object (e.g. another namespace). */
-  readonly possible: boolean;
-  readonly name: string | undefined;
-}
-
 function listScope(call: Call, params: ListParameters = parseListParameters(call.url.searchParams)): ListScope {
   const urlNamespace = call.info.namespace === '' ? undefined : call.info.namespace;
   const selectedNamespace = params.fieldSelector.requiresExactMatch('metadata.namespace');
@@ -141,12 +141,8 @@ async function listAll(call: Call, params: ListParameters): Promise<ObjectList> 
     resourceVersion: params.resourceVersion,
     resourceVersionMatch: params.resourceVersionMatch,
   });
-  const items = scope.possible ? list.items.filter((o) => matchesFields(params, o)) : [];
+  const items = scope.possible ? list.items.filter((o) => matchesFieldSelector(params, o)) : [];
   return { ...list, items };
-}
-
-export function matchesFields(params: ListParameters, object: ApiObject): boolean {
-  return params.fieldSelector.matches({ 'metadata.name': object.metadata.name ?? '', 'metadata.namespace': object.metadata.namespace ?? '' });
 }
 
 async function listObjects(call: Call): Promise<void> {

@@ -7,6 +7,7 @@ import { forbiddenField, invalid, notSupported, invalidValue, type FieldError } 
 import { parseFieldSelector, parseLabelSelector, type FieldSelector, type LabelSelector } from '../selectors.js';
 import { badRequest } from '../status.js';
 import { isReservedKey } from '../../backing/storage-mapping.js';
+import type { ApiObject } from './types.js';
 
 export interface ListParameters {
   readonly watch: boolean;
@@ -23,6 +24,19 @@ export interface ListParameters {
 }
 
 export const supportedFieldSelectors = ['metadata.name', 'metadata.namespace'] as const;
+
+/** Which objects a list, watch or deletecollection is about, after the URL and the field selector. */
+export interface ListScope {
+  /** undefined: all namespaces. */
+  readonly namespace: string | undefined;
+  /** false when a field selector rules out every object (e.g. another namespace). */
+  readonly possible: boolean;
+  readonly name: string | undefined;
+}
+
+export function matchesFieldSelector(params: ListParameters, object: ApiObject): boolean {
+  return params.fieldSelector.matches({ 'metadata.name': object.metadata.name ?? '', 'metadata.namespace': object.metadata.namespace ?? '' });
+}
 
 export function parseListParameters(query: URLSearchParams): ListParameters {
   const labelSelectorText = nonEmpty(query.get('labelSelector'));

@@ -6,22 +6,15 @@
  * consistently from kube-apiserver first.
  */
 import type { Request, Response } from 'express';
-import { ApiError } from '../status.js';
 import type { RestResource } from './handler.js';
 import { encodeWatchEventObject, negotiateOutput, newWatchOutputState, parseIncludeObject, type OutputFormat } from './output.js';
-import type { ListParameters } from './query.js';
+import { matchesFieldSelector, type ListParameters, type ListScope } from './query.js';
 import type { ApiObject } from './types.js';
 import type { WatchEventOut } from './watch-hub.js';
 
-export interface WatchScope {
-  readonly namespace: string | undefined;
-  readonly possible: boolean;
-  readonly name: string | undefined;
-}
-
 const minRequestTimeoutSeconds = 1800;
 
-export async function serveWatch(req: Request, res: Response, resource: RestResource, scope: WatchScope, params: ListParameters): Promise<void> {
+export async function serveWatch(req: Request, res: Response, resource: RestResource, scope: ListScope, params: ListParameters): Promise<void> {
   const format = negotiateOutput(req.headers.accept, 'watch');
   const url = new URL(req.originalUrl, 'https://x');
   const state = newWatchOutputState({
@@ -56,7 +49,7 @@ export async function serveWatch(req: Request, res: Response, resource: RestReso
   const unsubscribe = store.hub.watch(
     {
       namespace: scope.namespace,
-      matches: (object) => scope.possible && params.labelSelector.matches(object.metadata.labels) && matchesName(scope, params, object),
+      matches: (object) => scope.possible && params.labelSelector.matches(object.metadata.labels) && matchesFieldSelector(params, object),
       resourceVersion: params.resourceVersion,
       sendInitialEvents: params.sendInitialEvents,
       allowBookmarks: params.allowWatchBookmarks,
@@ -73,23 +66,16 @@ export async function serveWatch(req: Request, res: Response, resource: RestReso
   else stream.unsubscribe = unsubscribe;
 }
 
-async function consistentSnapshot(resource: RestResource, scope: WatchScope, params: ListParameters) {
+async function consistentSnapshot(resource: RestResource, scope: ListScope, params: ListParameters) {
   const list = await resource.store.list(scope.namespace, { labelSelector: params.labelSelectorText, name: scope.name });
-  const objects = list.items.filter((o) => scope.possible && matchesName(scope, params, o));
+  const objects = list.items.filter((o) => scope.possible && matchesFieldSelector(params, o));
   return { resourceVersion: list.metadata.resourceVersion ?? '', objects };
-}
-
-function matchesName(scope: WatchScope, params: ListParameters, object: ApiObject): boolean {
-  return (
-    (scope.name === undefined || object.metadata.name === scope.name) &&
-    params.fieldSelector.matches({ 'metadata.name': object.metadata.name ?? '', 'metadata.namespace': object.metadata.namespace ?? '' })
-  );
 }
 
 function encodeEvent(event: WatchEventOut, format: OutputFormat, state: ReturnType<typeof newWatchOutputState>, kind: string, apiVersion: string): object {
   switch (event.type) {
     case 'ERROR':
-      return { type: 'ERROR', object: statusOf(event.status) };
+      return { type: 'ERROR', object: event.status.toStatus() };
     case 'BOOKMARK': {
       const bookmark: ApiObject = {
         kind,
@@ -106,10 +92,6 @@ function encodeEvent(event: WatchEventOut, format: OutputFormat, state: ReturnTy
     case 'DELETED':
       return { type: event.type, object: encodeWatchEventObject(format, event.object, state) };
   }
-}
-
-function statusOf(error: ApiError): object {
-  return error.toStatus();
 }
 
 function contentType(format: OutputFormat): string {

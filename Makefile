@@ -30,6 +30,10 @@ deps: $(DEPS_STAMP) ## install npm packages (Node 24 included)
 controlplane: ## build (or reuse cached) etcd, kube-apiserver, kube-controller-manager, kubectl from Go modules
 	@test/controlplane/build/build.sh >/dev/null
 
+.PHONY: bmo
+bmo: ## build (or reuse cached) metal3 baremetal-operator v0.13.2 from Go modules, with its CRDs
+	@test/bmo/build.sh >/dev/null
+
 .PHONY: build
 build: deps ## compile the server to dist/
 	tsc -p tsconfig.build.json
@@ -50,7 +54,7 @@ unit: deps ## unit tests
 	vitest run --project unit $(call VITEST_REPORT,unit)
 
 .PHONY: integration
-integration: deps build controlplane ## integration and e2e tests against the real control plane through the aggregator
+integration: deps build controlplane bmo ## integration and e2e tests against the real control plane through the aggregator
 	vitest run --project integration $(call VITEST_REPORT,integration)
 
 .PHONY: test
@@ -58,11 +62,11 @@ test: deps lint typecheck unit integration ## every check and test
 	@tsx test/support/summary.ts $(REPORTS)/unit.json $(REPORTS)/integration.json
 
 .PHONY: dev
-dev: deps build controlplane ## run everything locally until Ctrl-C (see README)
+dev: deps build controlplane bmo ## run everything locally until Ctrl-C (see README)
 	tsx test/controlplane/cli.ts dev
 
 .PHONY: up
-up: deps build controlplane ## start the dev environment in the background; returns when the APIService is Available
+up: deps build controlplane bmo ## start the dev environment in the background; returns when the APIService and sample hosts are available
 	tsx test/controlplane/cli.ts up
 
 .PHONY: down

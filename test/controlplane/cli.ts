@@ -1,6 +1,7 @@
 // Development environment CLI (used by the Makefile):
 //   dev   start everything in the foreground; Ctrl-C stops it
 //   up    start `dev` in the background; returns once the APIService is Available
+//         and the sample BareMetalHosts are available
 //   down  stop what `up` started
 // Run with the project's Node 24, e.g. `tsx test/controlplane/cli.ts up`.
 // Kubeconfigs, certificates and cluster data are removed on stop; logs stay
@@ -11,6 +12,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { BMO_DIR_ENV, createSampleInventory, resolveBareMetalOperator } from './baremetal-operator.js';
 import { BIN_DIR_ENV, resolveControlPlaneBinaries } from './binaries.js';
 import { startDevEnvironment, TENANTS, type DevEnvironment } from './environment.js';
 import { repoPath } from './paths.js';
@@ -23,6 +25,7 @@ const USAGE = `usage: cli.ts <dev|up|down> [--work-dir DIR] [--server-entry FILE
   --server-entry  hostclaim-apiserver entry point (default: dist/src/main.js)
   --no-quickstart do not print the quickstart (dev only)`;
 const UP_TIMEOUT_MS = 10 * 60_000;
+const HOSTS_AVAILABLE_TIMEOUT_MS = 120_000;
 const DOWN_GRACE_MS = 60_000;
 const DOWN_FORCE_MS = 10_000;
 const DUPLICATE_SIGNAL_WINDOW_MS = 1_000;
@@ -81,10 +84,13 @@ async function dev(flags: Flags): Promise<void> {
     workDir: flags.workDir,
     serverEntry: flags.serverEntry,
     keepLogs: true,
+    bareMetalOperator: true,
     log: (line) => {
       console.error(`[dev] ${line}`);
     },
   });
+  await createSampleInventory(environment.controlPlane, 'infra', TENANTS, HOSTS_AVAILABLE_TIMEOUT_MS);
+  console.error('[dev] sample hosts infra/host-0..host-2 are available');
   const info = readyInfo(environment);
   await fsp.writeFile(ready, JSON.stringify(info, null, 2));
   if (flags.quickstart) console.log(quickstart(info, 'Ctrl-C'));
@@ -143,11 +149,12 @@ function quickstart(info: ReadyInfo, stopHint: string): string {
     `  export PATH=${info.binDir}:$PATH   # the kubectl built with the control plane`,
     '  kubectl get apiservice v1alpha1.tenancy.metal3.io',
     '  kubectl api-resources --api-group=tenancy.metal3.io',
+    '  kubectl -n infra get baremetalhosts,hostdeploypolicies   # fixture hosts of metal3 baremetal-operator',
     ...tenantLines,
     '',
     `kube-apiserver:      ${info.kubeApiserver}`,
     `hostclaim-apiserver: ${info.hostclaimApiserver}`,
-    `logs:                ${info.logDir}/{etcd,kube-apiserver,kube-controller-manager,hostclaim-apiserver}.log`,
+    `logs:                ${info.logDir}/{etcd,kube-apiserver,kube-controller-manager,baremetal-operator,hostclaim-apiserver}.log`,
     `stop:                ${stopHint}`,
     '',
   ].join('\n');
@@ -168,8 +175,9 @@ async function up(flags: Flags): Promise<void> {
   await fsp.mkdir(paths.logDir, { recursive: true });
   // Build (or find) the binaries here, so build progress shows in this terminal.
   const { dir: binDir } = await resolveControlPlaneBinaries();
+  const { dir: bmoDir } = await resolveBareMetalOperator();
 
-  const { child, pid } = spawnDetachedDev(flags, binDir, paths.devLog);
+  const { child, pid } = spawnDetachedDev(flags, { [BIN_DIR_ENV]: binDir, [BMO_DIR_ENV]: bmoDir }, paths.devLog);
   await fsp.writeFile(paths.pid, `${pid}\n`);
   // If `up` itself is interrupted while waiting, do not leave a half-started environment behind.
   const disposeCleanup = onProcessExit(() => {
@@ -200,14 +208,14 @@ async function up(flags: Flags): Promise<void> {
   console.log(quickstart(info, 'make down (cli.ts down)'));
 }
 
-function spawnDetachedDev(flags: Flags, binDir: string, logFile: string): { child: ChildProcess; pid: number } {
+function spawnDetachedDev(flags: Flags, buildDirs: Record<string, string>, logFile: string): { child: ChildProcess; pid: number } {
   const log = fs.openSync(logFile, 'w');
   try {
     const child = spawn(
       process.execPath,
       // execArgv carries the TypeScript loader (tsx) this CLI runs under.
       [...process.execArgv, cliPath, 'dev', '--no-quickstart', '--work-dir', flags.workDir, '--server-entry', flags.serverEntry],
-      { detached: true, stdio: ['ignore', log, log], env: { ...process.env, [BIN_DIR_ENV]: binDir } },
+      { detached: true, stdio: ['ignore', log, log], env: { ...process.env, ...buildDirs } },
     );
     if (child.pid === undefined) throw new Error('cannot start the development environment');
     return { child, pid: child.pid };

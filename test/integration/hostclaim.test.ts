@@ -147,6 +147,52 @@ describe('kubectl', () => {
     await ok('tenant-a', ['-n', 'tenant-a', 'delete', 'hc', 'web-0', '--wait=false']);
     await ok('tenant-a', ['-n', 'tenant-a', 'wait', '--for=delete', 'hc/web-0', '--timeout=30s']);
   });
+
+  // kubectl describe finds a resource's Events with a field selector on
+  // involvedObject.{name,namespace,kind,uid}: the uid it sends is the one
+  // served by get, so that uid must be stable and be the one events record.
+  it('describes a claim with its Events, found by the uid the server serves', async () => {
+    type Meta = { metadata: { uid: string; name: string } };
+    const created = JSON.parse(await ok('tenant-a', ['-n', 'tenant-a', 'create', '-o', 'json', '-f', await file('described.yaml', manifest('described-0'))])) as Meta;
+    const uid = created.metadata.uid;
+    expect(uid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    for (let i = 0; i < 2; i++) {
+      const got = JSON.parse(await ok('tenant-a', ['-n', 'tenant-a', 'get', 'hc', 'described-0', '-o', 'json'])) as Meta;
+      expect(got.metadata.uid).toBe(uid);
+    }
+    const listed = JSON.parse(await ok('tenant-a', ['-n', 'tenant-a', 'get', 'hc', '-o', 'json'])) as { items: Meta[] };
+    expect(listed.items.find((item) => item.metadata.name === 'described-0')?.metadata.uid).toBe(uid);
+
+    const message = `described by the test ${process.pid}-${Date.now()}`;
+    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    const event = (name: string, reason: string, text: string, involvedUid: string): object => ({
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name, namespace: 'tenant-a' },
+      involvedObject: { apiVersion: 'tenancy.metal3.io/v1alpha1', kind: 'HostClaim', namespace: 'tenant-a', name: 'described-0', uid: involvedUid },
+      reason,
+      message: text,
+      type: 'Normal',
+      source: { component: 'hostclaim-test' },
+      firstTimestamp: now,
+      lastTimestamp: now,
+      count: 1,
+    });
+    // The first is about this claim; the second about an earlier claim of the same name (another uid).
+    await ok('admin', ['create', '-f', await file('event.json', JSON.stringify(event('described-0.testing', 'Testing', message, uid)))]);
+    const staleUid = '00000000-0000-4000-8000-000000000000';
+    await ok('admin', ['create', '-f', await file('stale-event.json', JSON.stringify(event('described-0.stale', 'Stale', `${message} (stale)`, staleUid)))]);
+
+    // Tenants list events in their namespace through the built-in admin role.
+    expect(await ok('tenant-a', ['auth', 'can-i', 'list', 'events'])).toBe('yes\n');
+    const described = await ok('tenant-a', ['describe', 'hostclaims.tenancy.metal3.io', 'described-0']);
+    expect(described).toMatch(/^Name:\s+described-0$/m);
+    const events = described.slice(described.search(/^Events:/m));
+    expect(events, described).toMatch(/^Events:\n\s+Type\s+Reason\s+Age\s+From\s+Message\n/);
+    expect(events).toMatch(new RegExp(`^\\s+Normal\\s+Testing\\s+\\S+\\s+hostclaim-test\\s+${message}$`, 'm'));
+    expect(events).not.toContain('Stale');
+    await ok('tenant-a', ['-n', 'tenant-a', 'delete', 'hc', 'described-0', '--wait']);
+  });
 });
 
 describe('validation and status', () => {

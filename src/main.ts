@@ -24,11 +24,20 @@ import { TlsContextSwitch } from './server/tls-context.js';
 import { versionRouter } from './server/version.js';
 import { restRouter } from './api/rest/handler.js';
 import { WatchHub } from './api/rest/watch-hub.js';
+import type { GroupResource } from './api/status.js';
 import { ensureCustomResourceDefinition } from './backing/crd.js';
 import { RecordStore } from './backing/record-store.js';
 import { hostClaimResource } from './resources/hostclaim/descriptor.js';
 import { hostClaimRecord, hostClaimRecordCRD, hostClaimStorageMapping } from './resources/hostclaim/storage.js';
 import { hostClaimStrategy } from './resources/hostclaim/strategy.js';
+import { hardwareDataResource } from './resources/hardwaredata/descriptor.js';
+import { HardwareDataFeed } from './resources/hardwaredata/feed.js';
+import { HardwareDataStore } from './resources/hardwaredata/store.js';
+import { hardwareDataStrategy } from './resources/hardwaredata/strategy.js';
+import { LeaderElector } from './backing/leader-election.js';
+import { Binder } from './controllers/binder/binder.js';
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
 
 async function main(): Promise<void> {
   const logger = createLogger();
@@ -61,15 +70,22 @@ async function main(): Promise<void> {
   const hostClaims = hostClaimStore(client, config, logger);
   health.addReadiness({ name: 'hostclaim-storage', check: () => (hostClaims.hasSynced() ? undefined : 'not synced') });
   void startStorage(client, schemaSource, hostClaims, logger);
+  // Not a readiness condition: without baremetal-operator's CRDs HardwareData is empty, HostClaims still work.
+  const hardwareData = hardwareDataStore(client, hostClaims, schemaSource, logger);
+  hardwareData.feed.start();
+
+  const binder = startBinder(client, config, logger);
 
   let shuttingDown = false;
   health.addReadiness({ name: 'shutdown', check: () => (shuttingDown ? 'shutting down' : undefined) });
 
+  // One authorizer (and its cache) for the request pipeline and the resources' admission checks.
+  const authorizer = Authorizer.delegating(client);
   const app = buildHandlerChain({
     logger,
     metrics,
     authenticator: new Authenticator(() => authConfig.current(), new TokenReviewAuthenticator(client)),
-    authorizer: Authorizer.delegating(client),
+    authorizer,
     inFlightLimits: { readOnly: config.maxRequestsInflight, mutating: config.maxMutatingRequestsInflight },
     handlers: [
       health.router(),
@@ -77,7 +93,10 @@ async function main(): Promise<void> {
       metricsRouter(metrics),
       discoveryRouter(tenancyV1alpha1),
       openAPIRouter(tenancyV1alpha1, schemaSource),
-      restRouter(tenancyV1alpha1, [{ strategy: hostClaimStrategy, store: hostClaims }]),
+      restRouter(tenancyV1alpha1, [
+        { access: 'read-write', strategy: hostClaimStrategy(authorizer), store: hostClaims },
+        { access: 'read-only', strategy: hardwareDataStrategy, store: hardwareData.store },
+      ]),
     ],
   });
   const server = new HttpsServer(app, tls);
@@ -90,7 +109,10 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'shutting down');
     // Watches end first so clients reconnect elsewhere; then in-flight requests drain.
     hostClaims.hub.stop();
+    hardwareData.feed.hub.stop();
+    await binder.stop();
     await server.shutdown(config.shutdownTimeoutSeconds * 1000);
+    hardwareData.feed.stop();
     hostClaims.stop();
     authConfig.stop();
     certificate.reloader?.stop();
@@ -104,15 +126,58 @@ async function main(): Promise<void> {
 
 function hostClaimStore(client: KubeClient, config: ServerConfig, logger: Logger): RecordStore {
   const gr = { group: tenancyV1alpha1.group, resource: hostClaimResource.plural };
-  const hub = new WatchHub({
-    resource: gr,
+  return new RecordStore(client, hostClaimStorageMapping(config.storageNamespace), hostClaimRecord.plural, gr, watchHub(gr, logger), (error) => {
+    logger.warn({ err: error }, 'hostclaim records: watch failed; retrying');
+  });
+}
+
+/**
+ * Every replica serves the API; only the one holding the Lease binds. A
+ * replica shutting down releases the Lease so another takes over at once.
+ */
+function startBinder(client: KubeClient, config: ServerConfig, logger: Logger): LeaderElector {
+  const identity = `${hostname()}_${randomUUID()}`;
+  const binder = new Binder(client, { storageNamespace: config.storageNamespace, identity }, logger);
+  const elector = new LeaderElector(
+    client,
+    { namespace: config.storageNamespace, name: 'hostclaim-binder', identity },
+    {
+      onStartedLeading: (signal) => {
+        logger.info({ identity }, 'binder: became leader');
+        binder.run(signal).catch((error: unknown) => {
+          logger.error({ err: error }, 'binder: stopped with an error');
+        });
+      },
+      onError: (error) => {
+        logger.warn({ err: error }, 'leader election: cannot reach the Lease; retrying');
+      },
+    },
+  );
+  elector.start();
+  return elector;
+}
+
+function watchHub(resource: GroupResource, logger: Logger): WatchHub {
+  return new WatchHub({
+    resource,
     onSinkError: (error) => {
       logger.warn({ err: error }, 'watch stream failed');
     },
   });
-  return new RecordStore(client, hostClaimStorageMapping(config.storageNamespace), hostClaimRecord.plural, gr, hub, (error) => {
-    logger.warn({ err: error }, 'hostclaim records: watch failed; retrying');
+}
+
+/** HardwareData, projected from BareMetalHosts; each source's failures are logged at most once a minute. */
+function hardwareDataStore(client: KubeClient, hostClaims: RecordStore, source: SchemaSource, logger: Logger) {
+  const gr = { group: tenancyV1alpha1.group, resource: hardwareDataResource.plural };
+  const specSchema = source.resolvedObjectSchema('HardwareDataSpec');
+  const lastLogged = new Map<string, number>();
+  const feed = new HardwareDataFeed(client, watchHub(gr, logger), hostClaims.hub, specSchema, (what, error) => {
+    const now = Date.now();
+    if (now - (lastLogged.get(what) ?? -Infinity) < 60_000) return;
+    lastLogged.set(what, now);
+    logger.warn({ err: error }, `hardwaredata: cannot watch ${what} (CRD absent or no access); retrying`);
   });
+  return { feed, store: new HardwareDataStore(client, feed, hostClaims, specSchema, gr) };
 }
 
 /** Installs the backing CRD (retrying until kube-apiserver lets us), then starts the shared watch. */

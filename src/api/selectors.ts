@@ -37,19 +37,20 @@ export interface FieldSelector {
   toString(): string;
 }
 
-export type LabelSelectorOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
-
-/** metav1.LabelSelectorRequirement. */
-export interface LabelSelectorRequirement {
+/**
+ * One requirement of a HostClaim's hostSelector. Upstream's HostSelector
+ * (BMO, like CAPM3's) spells operators as k8s.io/apimachinery/pkg/selection
+ * does: in, notin, =, ==, !=, exists, ! — not metav1.LabelSelector's In/NotIn.
+ */
+export interface HostSelectorRequirement {
   readonly key: string;
-  readonly operator: LabelSelectorOperator;
-  readonly values?: readonly string[];
+  readonly operator: string;
+  readonly values?: readonly string[] | null;
 }
 
-/** metav1.LabelSelector, as in a HostClaim's spec.hostSelector. */
-export interface Metav1LabelSelector {
-  readonly matchLabels?: Readonly<Record<string, string>>;
-  readonly matchExpressions?: readonly LabelSelectorRequirement[];
+export interface HostSelector {
+  readonly matchLabels?: Readonly<Record<string, string>> | null;
+  readonly matchExpressions?: readonly HostSelectorRequirement[] | null;
 }
 
 /** A selector error whose message is already in kube's words. */
@@ -356,13 +357,6 @@ class RequirementsSelector implements LabelSelector {
   }
 }
 
-/** What a nil metav1.LabelSelector means: select no objects. */
-const NOTHING: LabelSelector = {
-  matches: () => false,
-  isEverything: () => false,
-  toString: () => '',
-};
-
 // ---------------------------------------------------------------------------
 // Label selector lexer (labels.Lexer).
 
@@ -605,32 +599,25 @@ export function parseLabelSelector(text: string): LabelSelector {
 }
 
 // ---------------------------------------------------------------------------
-// metav1.LabelSelector (metav1.LabelSelectorAsSelector).
+// HostSelector (labels.NewRequirement on each term, as upstream's webhook validates).
 
-const METAV1_OPERATORS: ReadonlyMap<string, Operator> = new Map<string, Operator>([
-  ['In', 'in'],
-  ['NotIn', 'notin'],
-  ['Exists', 'exists'],
-  ['DoesNotExist', '!'],
-]);
+const HOST_SELECTOR_OPERATORS: ReadonlySet<string> = new Set<Operator>(['in', 'notin', '=', '==', '!=', 'exists', '!']);
 
-function requirementFromExpression(expression: LabelSelectorRequirement): Requirement {
-  // The operator comes from decoded JSON, so it may be outside the declared union.
-  const operator = METAV1_OPERATORS.get(expression.operator);
-  if (operator === undefined) fail(`${goQuote(expression.operator)} is not a valid label selector operator`);
-  return Requirement.create(expression.key, operator, [...(expression.values ?? [])]);
+function requirementFromExpression(expression: HostSelectorRequirement): Requirement {
+  // The operator comes from decoded JSON, so it may be anything.
+  if (!HOST_SELECTOR_OPERATORS.has(expression.operator)) fail(`${goQuote(expression.operator)} is not a valid label selector operator`);
+  return Requirement.create(expression.key, expression.operator as Operator, [...(expression.values ?? [])]);
 }
 
 /**
- * Converts a metav1.LabelSelector into a matcher with kube's validation
- * (In/NotIn need values, Exists/DoesNotExist take none, keys and values must
- * be valid). null/undefined selects nothing and an empty selector everything,
- * as in kube. Throws a 400 ApiError with kube's message.
+ * Converts a HostClaim's hostSelector into a matcher with kube's
+ * validation (in/notin need values, exists/! take none, = == != exactly
+ * one; keys and values must be valid). A missing or empty selector selects
+ * every host. Throws a 400 ApiError with kube's message.
  */
-export function labelSelectorFromMetav1(selector: Metav1LabelSelector | null | undefined): LabelSelector {
-  if (selector === null || selector === undefined) return NOTHING;
-  const matchLabels = Object.entries(selector.matchLabels ?? {}).sort(([a], [b]) => compareCodePoints(a, b));
-  const expressions = selector.matchExpressions ?? [];
+export function labelSelectorFromHostSelector(selector: HostSelector | null | undefined): LabelSelector {
+  const matchLabels = Object.entries(selector?.matchLabels ?? {}).sort(([a], [b]) => compareCodePoints(a, b));
+  const expressions = selector?.matchExpressions ?? [];
   return asBadRequest(
     () =>
       new RequirementsSelector([

@@ -20,7 +20,7 @@ export interface KubeObject {
 
 interface ObjectList<T> {
   readonly metadata: { readonly resourceVersion?: string };
-  readonly items: T[];
+  readonly items: T[] | null;
 }
 
 export interface InformerHandlers<T> {
@@ -38,7 +38,12 @@ export interface InformerOptions {
   readonly path: string;
   readonly fieldSelector?: string;
   readonly labelSelector?: string;
+  /** e.g. metadataOnly, to watch only what changed, not the content (Secrets). */
+  readonly accept?: string;
 }
+
+/** Accept header for metadata-only lists and watches (PartialObjectMetadata). */
+export const metadataOnly = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
 
 const minBackoffMs = 800;
 const maxBackoffMs = 30_000;
@@ -107,11 +112,13 @@ export class Informer<T extends KubeObject> {
   }
 
   private async relist(): Promise<void> {
-    const list = await this.client.get<ObjectList<T>>(this.options.path, this.selectors());
+    const list = await this.client.request<ObjectList<T>>('GET', this.options.path, { query: this.selectors(), accept: this.options.accept });
     this.store.clear();
-    for (const item of list.items) this.store.set(storeKey(item.metadata.namespace, item.metadata.name), item);
+    // An empty PartialObjectMetadataList has `items: null`.
+    const items = list.items ?? [];
+    for (const item of items) this.store.set(storeKey(item.metadata.namespace, item.metadata.name), item);
     this.resourceVersion = list.metadata.resourceVersion ?? '';
-    this.handlers.onList?.(list.items, this.resourceVersion);
+    this.handlers.onList?.(items, this.resourceVersion);
     this.markSynced();
   }
 
@@ -124,6 +131,7 @@ export class Informer<T extends KubeObject> {
         this.apply(event);
       },
       this.abort.signal,
+      this.options.accept,
     );
   }
 

@@ -51,6 +51,8 @@ export interface RequestOptions {
   readonly query?: Readonly<Record<string, string | undefined>>;
   readonly body?: unknown;
   readonly contentType?: string;
+  /** Defaults to application/json; e.g. PartialObjectMetadata for metadata-only lists and watches. */
+  readonly accept?: string;
   readonly signal?: AbortSignal;
 }
 
@@ -114,8 +116,9 @@ export class KubeClient {
     query: Readonly<Record<string, string | undefined>>,
     onEvent: (event: WatchEvent<T>) => void,
     signal?: AbortSignal,
+    accept?: string,
   ): Promise<void> {
-    const response = await this.send('GET', path, { query: { ...query, watch: 'true' }, signal }, 0);
+    const response = await this.send('GET', path, { query: { ...query, watch: 'true' }, signal, accept }, 0);
     if (response.statusCode !== 200) {
       throw new KubeApiError(response.statusCode ?? 0, parseStatus(await readBody(response)));
     }
@@ -143,7 +146,7 @@ export class KubeClient {
     await this.config.applyToHTTPSOptions(requestOptions);
     const headers: Record<string, string> = {
       ...(requestOptions.headers as Record<string, string>),
-      Accept: 'application/json',
+      Accept: options.accept ?? 'application/json',
     };
     const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
     if (payload !== undefined) {

@@ -19,40 +19,9 @@ import { renamer, translateBackingError, type VirtualTarget } from './errors.js'
 import { KubeApiError, type KubeClient } from './kube-client.js';
 import { backingName, bookkeeping, virtualUid, type StorageMapping } from './storage-mapping.js';
 import type { WatchHub } from '../api/rest/watch-hub.js';
+import type { DeleteOptions, Deleted, ListQuery, WritableStore, WriteQuery, Written } from '../api/rest/store.js';
 
-export interface ListQuery {
-  readonly labelSelector?: string;
-  /** Only metadata.name / metadata.namespace terms reach the store, already validated. */
-  readonly name?: string;
-  readonly limit?: string;
-  readonly continue?: string;
-  readonly resourceVersion?: string;
-  readonly resourceVersionMatch?: string;
-}
-
-export interface WriteQuery {
-  readonly dryRun?: readonly string[];
-  readonly fieldManager?: string;
-  readonly fieldValidation?: string;
-  readonly force?: string;
-}
-
-export interface Written {
-  readonly object: ApiObject;
-  readonly warnings: readonly string[];
-}
-
-export interface DeleteOptions {
-  readonly propagationPolicy?: string;
-  readonly orphanDependents?: boolean;
-  readonly gracePeriodSeconds?: number;
-  readonly preconditions?: { readonly uid?: string; readonly resourceVersion?: string };
-  readonly dryRun?: readonly string[];
-}
-
-export type Deleted = { readonly kind: 'deleted'; readonly object: ApiObject } | { readonly kind: 'pending'; readonly object: ApiObject };
-
-export class RecordStore {
+export class RecordStore implements WritableStore {
   private readonly informer: Informer<ApiObject>;
   private readonly collectionPath: string;
 
@@ -151,13 +120,13 @@ export class RecordStore {
     return { object: this.virtualOf(response.body, target), warnings: response.warnings.map(renamer(this.mapping, target)) };
   }
 
-  /** PUT of the whole object (or of its status), keeping the record's infrastructure finalizers. */
+  /** PUT of the whole object (or of its status), keeping the record's infrastructure finalizers and annotations. */
   async update(namespace: string, object: ApiObject, subresource: '' | 'status', query: WriteQuery): Promise<Written> {
     const name = object.metadata.name ?? '';
     const target = this.target(namespace, name);
     const current = await this.record(target);
     this.checkUid(target, object.metadata.uid, current);
-    const record = this.mapping.toBacking(object, namespace, this.mapping.internalFinalizers(current));
+    const record = this.mapping.toBacking(object, namespace, this.mapping.internalState(current));
     const path = `${this.collectionPath}/${target.backingName}${subresource === '' ? '' : `/${subresource}`}`;
     const response = await this.backing(target, () => this.client.call<ApiObject>('PUT', path, { body: record, query: writeParams(query) }));
     return { object: this.virtualOf(response.body, target), warnings: response.warnings.map(renamer(this.mapping, target)) };

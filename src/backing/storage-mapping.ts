@@ -38,6 +38,21 @@ export const bookkeeping = {
   tenantFinalizer: `${bookkeepingPrefix}tenant-finalizers`,
 } as const;
 
+/**
+ * Annotations under this prefix belong to the controllers (the binder's
+ * binding state). Like internal finalizers they survive every tenant write
+ * and are never shown to tenants.
+ */
+export const controllerAnnotationPrefix = 'binding.infra.tenancy.metal3.io/';
+
+/** What of a record belongs to the infrastructure and must survive a tenant's write. */
+export interface InternalState {
+  readonly finalizers: readonly string[];
+  readonly annotations: Readonly<Record<string, string>>;
+}
+
+const noInternalState: InternalState = { finalizers: [], annotations: {} };
+
 const maxNameLength = 253;
 const lastAppliedAnnotation = 'kubectl.kubernetes.io/last-applied-configuration';
 
@@ -55,7 +70,17 @@ export function isReservedFinalizer(finalizer: string): boolean {
 
 /** A stable UUID (RFC 4122 version-5 layout) for the virtual object of a record. */
 export function virtualUid(recordUid: string): string {
-  const bytes = createHash('sha1').update(`tenancy.metal3.io/virtual-uid/${recordUid}`).digest().subarray(0, 16);
+  return derivedUid('virtual-uid', recordUid);
+}
+
+/**
+ * A stable UUID (RFC 4122 version-5 layout) for a virtual object derived from
+ * backing objects, never equal to any of their uids: the garbage collector
+ * keys its graph by uid. `kind` separates the derivations; the parts must not
+ * contain '/' except in the last one (uids and namespace names have none).
+ */
+export function derivedUid(kind: string, ...parts: readonly string[]): string {
+  const bytes = createHash('sha1').update(`tenancy.metal3.io/${kind}/${parts.join('/')}`).digest().subarray(0, 16);
   bytes[6] = ((bytes[6] ?? 0) & 0x0f) | 0x50;
   bytes[8] = ((bytes[8] ?? 0) & 0x3f) | 0x80;
   const hex = bytes.toString('hex');
@@ -84,20 +109,20 @@ export class StorageMapping {
   }
 
   /**
-   * The backing object for a virtual one. `internalFinalizers` are the
-   * record's own finalizers other than the tenant-finalizer marker (e.g. the
-   * binder's), carried over from the stored record.
+   * The backing object for a virtual one. `internal` is what the stored
+   * record holds for the infrastructure (the binder's finalizer and binding
+   * annotations), carried over so a tenant's write never drops it.
    */
-  toBacking(object: ApiObject, namespace: string, internalFinalizers: readonly string[] = []): ApiObject {
+  toBacking(object: ApiObject, namespace: string, internal: InternalState = noInternalState): ApiObject {
     const { apiVersion: _apiVersion, kind: _kind, metadata, ...content } = object;
     const name = metadata.name ?? '';
     const tenantFinalizers = metadata.finalizers ?? [];
-    const annotations: Record<string, string> = { ...metadata.annotations, [bookkeeping.nameAnnotation]: name };
+    const annotations: Record<string, string> = { ...metadata.annotations, ...internal.annotations, [bookkeeping.nameAnnotation]: name };
     if ((metadata.ownerReferences ?? []).length > 0) {
       annotations[bookkeeping.ownerReferencesAnnotation] = JSON.stringify(metadata.ownerReferences);
     }
     if (tenantFinalizers.length > 0) annotations[bookkeeping.finalizersAnnotation] = JSON.stringify(tenantFinalizers);
-    const finalizers = [...internalFinalizers.filter((f) => f !== bookkeeping.tenantFinalizer)];
+    const finalizers = internal.finalizers.filter((f) => f !== bookkeeping.tenantFinalizer);
     if (tenantFinalizers.length > 0) finalizers.push(bookkeeping.tenantFinalizer);
     const backingMeta: ObjectMeta = {
       name: backingName(namespace, name),
@@ -165,9 +190,12 @@ export class StorageMapping {
     return `${JSON.stringify({ ...applied, apiVersion: this.virtualApiVersion, kind: this.virtual.kind, metadata: virtual })}\n`;
   }
 
-  /** The record's finalizers that belong to the infrastructure, not the tenant. */
-  internalFinalizers(record: ApiObject): string[] {
-    return (record.metadata.finalizers ?? []).filter((f) => f !== bookkeeping.tenantFinalizer);
+  /** The record's finalizers and annotations that belong to the infrastructure, not the tenant. */
+  internalState(record: ApiObject): InternalState {
+    return {
+      finalizers: (record.metadata.finalizers ?? []).filter((f) => f !== bookkeeping.tenantFinalizer),
+      annotations: Object.fromEntries(Object.entries(record.metadata.annotations ?? {}).filter(([key]) => key.startsWith(controllerAnnotationPrefix))),
+    };
   }
 
   private virtualManagedFields(entry: ManagedFieldsEntry): ManagedFieldsEntry | undefined {

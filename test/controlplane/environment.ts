@@ -12,6 +12,7 @@ import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { createCertificateAuthority, issueCertificate } from '../../src/pki/certificates.js';
+import { startBareMetalOperator, type BareMetalOperator } from './baremetal-operator.js';
 import { startControlPlane, type ControlPlane } from './controlplane.js';
 import { isHealthy, servedCertificateFingerprint } from './http.js';
 import { freeLoopbackPort } from './network.js';
@@ -35,6 +36,16 @@ export interface DevEnvironmentOptions {
   keepLogs?: boolean;
   /** See ControlPlaneOptions.binDir. */
   binDir?: string;
+  /** Also run metal3's baremetal-operator with its fixture provisioner (see baremetal-operator.ts). */
+  bareMetalOperator?: boolean;
+}
+
+export interface StopServerOptions {
+  /**
+   * SIGKILL the server's process group instead of SIGTERM (a crash or an
+   * OOM kill: no graceful shutdown, connections are cut mid-stream).
+   */
+  kill?: boolean;
 }
 
 export const TENANTS = ['tenant-a', 'tenant-b'] as const;
@@ -42,6 +53,8 @@ export type Tenant = (typeof TENANTS)[number];
 
 export interface DevEnvironment {
   readonly controlPlane: ControlPlane;
+  /** Running when started with `bareMetalOperator: true`. */
+  readonly bareMetalOperator: BareMetalOperator | undefined;
   readonly workDir: string;
   readonly logDir: string;
   readonly serverPort: number;
@@ -59,14 +72,20 @@ export interface DevEnvironment {
   /** PEM of the CA that signed the current serving certificate (changes on rotation). */
   readonly aggregatedServerCaPem: string;
   /** Stops the server (if running) and starts it again on the same port and files. */
-  restartServer(): Promise<void>;
-  stopServer(): Promise<void>;
+  restartServer(options?: StopServerOptions): Promise<void>;
+  stopServer(options?: StopServerOptions): Promise<void>;
   /**
    * Replaces the serving certificate with one from a new CA without an
    * availability gap: trusts old+new CA, swaps the files, waits until the
    * server presents the new certificate, then trusts only the new CA.
    */
   rotateServingCertificate(): Promise<void>;
+  /**
+   * Starts one more server process (same identity and files, its own port,
+   * not behind the aggregator): a replica that serves and competes for the
+   * binder's leader Lease. Stopped with the environment.
+   */
+  startReplica(): Promise<ManagedProcess>;
   stop(): Promise<void>;
 }
 
@@ -120,11 +139,14 @@ class LocalDevEnvironment implements DevEnvironment {
   readonly aggregatedServerCaPath: string;
   readonly #serverEntry: string;
   readonly #keepLogs: boolean;
+  readonly #withBareMetalOperator: boolean;
+  #bareMetalOperator: BareMetalOperator | undefined;
   readonly #log: (line: string) => void;
   #aggregatedServerCaPem = '';
   #server: ManagedProcess | undefined;
   #serverStarts = 0;
   #stopping: Promise<void> | undefined;
+  readonly #replicas: ManagedProcess[] = [];
 
   constructor(
     readonly controlPlane: ControlPlane,
@@ -144,11 +166,16 @@ class LocalDevEnvironment implements DevEnvironment {
     this.aggregatedServerCaPath = file('serving', 'ca.crt');
     this.#serverEntry = path.resolve(repoPath(), options.serverEntry);
     this.#keepLogs = options.keepLogs ?? false;
+    this.#withBareMetalOperator = options.bareMetalOperator ?? false;
     this.#log = options.log ?? (() => undefined);
   }
 
   get serverProcess(): ManagedProcess | undefined {
     return this.#server?.running ? this.#server : undefined;
+  }
+
+  get bareMetalOperator(): BareMetalOperator | undefined {
+    return this.#bareMetalOperator;
   }
 
   get aggregatedServerCaPem(): string {
@@ -159,6 +186,10 @@ class LocalDevEnvironment implements DevEnvironment {
     const cp = this.controlPlane;
     for (const manifest of [['rbac.yaml'], ['aggregated-roles.yaml'], ['dev', 'tenants.yaml']]) {
       await cp.applyFile(repoPath('deploy', ...manifest));
+    }
+    // Before the server, so the metal3.io CRDs it reads already exist.
+    if (this.#withBareMetalOperator) {
+      this.#bareMetalOperator = await startBareMetalOperator({ controlPlane: cp, logDir: this.logDir, log: this.#log });
     }
     await this.#writeKubeconfigs();
     await fs.mkdir(path.dirname(this.servingCertPath), { recursive: true, mode: 0o700 });
@@ -174,14 +205,26 @@ class LocalDevEnvironment implements DevEnvironment {
     this.#log(`hostclaim-apiserver registered: APIService v1alpha1.tenancy.metal3.io is Available`);
   }
 
-  async restartServer(): Promise<void> {
-    await this.stopServer();
+  async restartServer(options: StopServerOptions = {}): Promise<void> {
+    await this.stopServer(options);
     await this.#startServer();
     await waitForAPIServiceAvailable(this.controlPlane, API_SERVICE_AVAILABLE_TIMEOUT_MS);
   }
 
-  async stopServer(): Promise<void> {
-    await this.#server?.stop();
+  async stopServer(options: StopServerOptions = {}): Promise<void> {
+    const server = this.#server;
+    if (server === undefined) return;
+    if (options.kill !== true || !server.running) {
+      await server.stop();
+      return;
+    }
+    try {
+      // The server runs in its own process group (see processes.ts).
+      process.kill(-server.pid, 'SIGKILL');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+    }
+    await server.exited;
   }
 
   async rotateServingCertificate(): Promise<void> {
@@ -212,8 +255,32 @@ class LocalDevEnvironment implements DevEnvironment {
     return this.#stopping;
   }
 
+  async startReplica(): Promise<ManagedProcess> {
+    const port = await freeLoopbackPort();
+    const index = this.#replicas.length + 1;
+    const replica = await startProcess({
+      name: `hostclaim-apiserver-replica-${index}`,
+      command: process.execPath,
+      args: this.#serverArgs(port),
+      logFile: path.join(this.logDir, `hostclaim-apiserver-replica-${index}.log`),
+    });
+    this.#replicas.push(replica);
+    const url = `https://127.0.0.1:${port}`;
+    await pollUntil(
+      `replica ${index} /readyz`,
+      async () => {
+        replica.assertRunning();
+        return (await isHealthy(`${url}/readyz`, { caPem: this.#aggregatedServerCaPem, serverName: SERVICE_DNS_NAME })) ? true : undefined;
+      },
+      { timeoutMs: SERVER_READY_TIMEOUT_MS, describeFailure: () => replica.logTail() },
+    );
+    return replica;
+  }
+
   async #stopAll(): Promise<void> {
+    await Promise.all(this.#replicas.map((replica) => replica.stop()));
     await this.stopServer();
+    await this.#bareMetalOperator?.stop();
     await this.controlPlane.stop();
     await removeOwnedEntries(this.workDir, this.#keepLogs ? WORK_DIR_ENTRIES : [...WORK_DIR_ENTRIES, 'logs']);
   }
@@ -238,14 +305,7 @@ class LocalDevEnvironment implements DevEnvironment {
       name: 'hostclaim-apiserver',
       // The harness runs on the project's Node 24; so does the server.
       command: process.execPath,
-      args: [
-        this.#serverEntry,
-        `--secure-port=${this.serverPort}`,
-        '--bind-address=127.0.0.1',
-        `--tls-cert-file=${this.servingCertPath}`,
-        `--tls-private-key-file=${this.servingKeyPath}`,
-        `--kubeconfig=${this.serverKubeconfigPath}`,
-      ],
+      args: this.#serverArgs(this.serverPort),
       logFile: this.serverLogPath,
       // Keep the output of earlier runs across restarts.
       appendToLog: this.#serverStarts > 0,
@@ -265,6 +325,17 @@ class LocalDevEnvironment implements DevEnvironment {
       { timeoutMs: SERVER_READY_TIMEOUT_MS, describeFailure: () => server.logTail() },
     );
     this.#log(`hostclaim-apiserver ready on ${this.serverUrl} (pid ${server.pid}, ${Date.now() - startedAt} ms)`);
+  }
+
+  #serverArgs(port: number): string[] {
+    return [
+      this.#serverEntry,
+      `--secure-port=${port}`,
+      '--bind-address=127.0.0.1',
+      `--tls-cert-file=${this.servingCertPath}`,
+      `--tls-private-key-file=${this.servingKeyPath}`,
+      `--kubeconfig=${this.serverKubeconfigPath}`,
+    ];
   }
 
   #servedFingerprint(): Promise<string | undefined> {

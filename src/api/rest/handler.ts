@@ -8,11 +8,12 @@ import { randomBytes } from 'node:crypto';
 import type { Request, Response, Router } from 'express';
 import { Router as createRouter } from 'express';
 import jsonPatch from 'fast-json-patch';
-import { requestContext } from '../../server/context.js';
+import type { UserInfo } from '../../auth/user.js';
+import { requestContext, requestUser } from '../../server/context.js';
 import { writeJson } from '../../server/respond.js';
 import { invalid, required, type FieldError } from '../field-errors.js';
 import type { ResourceRequestInfo } from '../request-info.js';
-import type { ApiGroupVersion, ResourceDescriptor } from '../resource.js';
+import { groupVersionString, type ApiGroupVersion, type ResourceDescriptor, type Verb } from '../resource.js';
 import {
   ApiError,
   badRequest,
@@ -23,7 +24,6 @@ import {
   unsupportedMediaType,
   type GroupResource,
 } from '../status.js';
-import type { RecordStore } from '../../backing/record-store.js';
 import { decodeObject, duplicateFields, mediaType, parseJson, patchTypes, readBody } from './body.js';
 import { respondList, respondObject, type TableColumn } from './representation.js';
 import {
@@ -35,35 +35,65 @@ import {
   type ListScope,
   type WriteParameters,
 } from './query.js';
+import type { ReadableStore, WritableStore } from './store.js';
 import type { ApiObject, ObjectList } from './types.js';
 import { serveWatch } from './watch.js';
 
 export interface ResourceStrategy {
   readonly descriptor: ResourceDescriptor;
   readonly columns: readonly TableColumn[];
+}
+
+export interface WritableResourceStrategy extends ResourceStrategy {
   /** Semantic rules the schema cannot express; run on create and update. */
   validate(object: ApiObject, namespace: string): FieldError[];
+  /**
+   * Checks that need the requester, run after validation on every write of
+   * the main resource (not its status); throws an ApiError to refuse.
+   */
+  admit?(request: AdmissionRequest): Promise<void>;
 }
 
-export interface RestResource {
+export interface AdmissionRequest {
+  readonly user: UserInfo;
+  readonly namespace: string;
+  readonly object: ApiObject;
+}
+
+/** Served with get, list and watch only: it has no write path to dispatch to. */
+export interface ReadOnlyResource {
+  readonly access: 'read-only';
   readonly strategy: ResourceStrategy;
-  readonly store: RecordStore;
+  readonly store: ReadableStore;
 }
 
-interface Call {
+export interface ReadWriteResource {
+  readonly access: 'read-write';
+  readonly strategy: WritableResourceStrategy;
+  readonly store: WritableStore;
+}
+
+export type RestResource = ReadOnlyResource | ReadWriteResource;
+
+interface Call<R extends RestResource = RestResource> {
   readonly req: Request;
   readonly res: Response;
   readonly info: ResourceRequestInfo;
   readonly url: URL;
-  readonly resource: RestResource;
+  readonly resource: R;
   readonly gv: ApiGroupVersion;
   readonly gr: GroupResource;
 }
+
+type WriteCall = Call<ReadWriteResource>;
+
+const readVerbs: readonly Verb[] = ['get', 'list', 'watch'];
 
 const maxGenerateNameAttempts = 8;
 const maxPatchAttempts = 5;
 
 export function restRouter(gv: ApiGroupVersion, resources: readonly RestResource[]): Router {
+  resources.forEach(checkAccess);
   const byPlural = new Map(resources.map((r) => [r.strategy.descriptor.plural, r]));
   const router = createRouter();
   router.use(async (req, res, next) => {
@@ -78,6 +108,15 @@ export function restRouter(gv: ApiGroupVersion, resources: readonly RestResource
     await dispatch({ req, res, info, url, resource, gv, gr: { group: gv.group, resource: info.resource } });
   });
   return router;
+}
+
+/** A read-only resource must not advertise a write verb it could never serve (discovery honesty). */
+function checkAccess(resource: RestResource): void {
+  if (resource.access === 'read-write') return;
+  const { descriptor } = resource.strategy;
+  const verbs = [...descriptor.verbs, ...descriptor.subresources.flatMap((s) => s.verbs)];
+  const writes = verbs.filter((verb) => !readVerbs.includes(verb));
+  if (writes.length > 0) throw new Error(`${descriptor.plural} is read-only but declares ${writes.join(', ')}`);
 }
 
 /** The shapes kube would route for a namespaced resource: collection, object, known subresource. */
@@ -101,8 +140,16 @@ async function dispatch(call: Call): Promise<void> {
       return listObjects(call);
     case 'watch': {
       const params = parseListParameters(call.url.searchParams);
-      return serveWatch(call.req, call.res, call.resource, listScope(call, params), params);
+      return serveWatch(call.req, call.res, call.resource, groupVersionString(call.gv), listScope(call, params), params);
     }
+  }
+  const { resource } = call;
+  if (resource.access === 'read-only') throw methodNotAllowed();
+  return dispatchWrite({ ...call, resource });
+}
+
+async function dispatchWrite(call: WriteCall): Promise<void> {
+  switch (call.info.verb) {
     case 'create':
       return createObject(call);
     case 'update':
@@ -162,7 +209,7 @@ interface DecodedBody {
  * for the record. (Unknown fields are the record's CRD's business: kube
  * reports them with the same wording.)
  */
-async function decodeBody(call: Call, write: WriteParameters): Promise<DecodedBody> {
+async function decodeBody(call: WriteCall, write: WriteParameters): Promise<DecodedBody> {
   const text = await readBody(call.req);
   const type = mediaType(call.req);
   const object = decodeObjectBody(call, text, type);
@@ -176,7 +223,7 @@ async function decodeBody(call: Call, write: WriteParameters): Promise<DecodedBo
   return { object, warnings: problems.map((p) => `299 - ${JSON.stringify(p)}`) };
 }
 
-function decodeObjectBody(call: Call, text: string, type: string): ApiObject {
+function decodeObjectBody(call: WriteCall, text: string, type: string): ApiObject {
   const body = decodeObject(text, type);
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('the body of the request must be an object');
   const object = withMetadata(body as Record<string, unknown>);
@@ -190,7 +237,7 @@ function withMetadata(body: Record<string, unknown>): ApiObject {
   return body as ApiObject;
 }
 
-function checkTypeMeta(call: Call, object: ApiObject): void {
+function checkTypeMeta(call: WriteCall, object: ApiObject): void {
   const expected = `${call.gv.group}/${call.gv.version}`;
   if (object.apiVersion !== undefined && object.apiVersion !== expected) {
     throw badRequest(`the API version in the data (${object.apiVersion}) does not match the expected API version (${expected})`);
@@ -208,12 +255,16 @@ function checkTypeMeta(call: Call, object: ApiObject): void {
   object.metadata.namespace = call.info.namespace;
 }
 
-function validateOrThrow(call: Call, object: ApiObject): void {
-  const errors = call.resource.strategy.validate(object, call.info.namespace);
-  if (errors.length > 0) throw invalid(call.gv.group, call.resource.strategy.descriptor.kind, object.metadata.name ?? '', errors);
+/** Validation (422), then the strategy's admission checks on the requester, as kube runs admission after decoding. */
+async function admitOrThrow(call: WriteCall, object: ApiObject): Promise<void> {
+  const { strategy } = call.resource;
+  const errors = strategy.validate(object, call.info.namespace);
+  if (errors.length > 0) throw invalid(call.gv.group, strategy.descriptor.kind, object.metadata.name ?? '', errors);
+  if (strategy.admit === undefined || call.info.subresource !== '') return;
+  await strategy.admit({ user: requestUser(call.req), namespace: call.info.namespace, object });
 }
 
-async function createObject(call: Call): Promise<void> {
+async function createObject(call: WriteCall): Promise<void> {
   const write = parseWriteParameters(call.url.searchParams);
   const { object, warnings } = await decodeBody(call, write);
   const prefix = object.metadata.generateName;
@@ -224,7 +275,7 @@ async function createObject(call: Call): Promise<void> {
   Reflect.deleteProperty(object, 'status');
   for (let attempt = 1; ; attempt++) {
     if ((object.metadata.name ?? '') === '' || (prefix !== undefined && attempt > 1)) object.metadata.name = generatedName(prefix ?? '');
-    validateOrThrow(call, object);
+    await admitOrThrow(call, object);
     try {
       const created = await call.resource.store.create(call.info.namespace, object, write);
       sendWarnings(call.res, [...warnings, ...created.warnings]);
@@ -244,24 +295,24 @@ function generatedName(prefix: string): string {
   return `${prefix.slice(0, 58)}${suffix}`;
 }
 
-async function updateObject(call: Call): Promise<void> {
+async function updateObject(call: WriteCall): Promise<void> {
   const write = parseWriteParameters(call.url.searchParams);
   const { object, warnings } = await decodeBody(call, write);
   const name = object.metadata.name ?? '';
   if (name !== call.info.name) {
     throw badRequest(`the name of the object (${name}) does not match the name on the URL (${call.info.name})`);
   }
-  validateOrThrow(call, object);
+  await admitOrThrow(call, object);
   const updated = await call.resource.store.update(call.info.namespace, object, subresourceOf(call), write);
   sendWarnings(call.res, [...warnings, ...updated.warnings]);
   respondObject(call.req, call.res, 200, updated.object, call.resource.strategy);
 }
 
-function subresourceOf(call: Call): '' | 'status' {
+function subresourceOf(call: WriteCall): '' | 'status' {
   return call.info.subresource === 'status' ? 'status' : '';
 }
 
-async function patchObject(call: Call): Promise<void> {
+async function patchObject(call: WriteCall): Promise<void> {
   const type = mediaType(call.req);
   const write = parseWriteParameters(call.url.searchParams);
   const text = await readBody(call.req);
@@ -281,7 +332,7 @@ async function patchObject(call: Call): Promise<void> {
     const pinned = precondition !== current.metadata.resourceVersion;
     patched.metadata.name = call.info.name;
     checkTypeMeta(call, patched);
-    validateOrThrow(call, patched);
+    await admitOrThrow(call, patched);
     try {
       const updated = await call.resource.store.update(call.info.namespace, patched, subresourceOf(call), write);
       sendWarnings(call.res, updated.warnings);
@@ -319,7 +370,7 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
   return result;
 }
 
-async function applyObject(call: Call, text: string, write: ReturnType<typeof parseWriteParameters>): Promise<void> {
+async function applyObject(call: WriteCall, text: string, write: ReturnType<typeof parseWriteParameters>): Promise<void> {
   if (write.fieldManager === undefined) throw badRequest('PATCH /apply requires fieldManager');
   const decoded = decodeObject(text, patchTypes.apply);
   if (decoded === null || typeof decoded !== 'object' || Array.isArray(decoded)) throw badRequest('the apply configuration must be an object');
@@ -330,13 +381,13 @@ async function applyObject(call: Call, text: string, write: ReturnType<typeof pa
     throw badRequest(`the name of the object (${name}) does not match the name on the URL (${call.info.name})`);
   }
   configuration.metadata.name = call.info.name;
-  validateOrThrow(call, configuration);
+  await admitOrThrow(call, configuration);
   const applied = await call.resource.store.apply(call.info.namespace, call.info.name, configuration, subresourceOf(call), write);
   sendWarnings(call.res, applied.warnings);
   respondObject(call.req, call.res, 200, applied.object, call.resource.strategy);
 }
 
-async function deleteObject(call: Call): Promise<void> {
+async function deleteObject(call: WriteCall): Promise<void> {
   const text = await readBody(call.req);
   const options = parseDeleteParameters(call.url.searchParams, text.trim() === '' ? undefined : parseJson(text));
   const result = await deleteOne(call, call.info.name, options);
@@ -358,7 +409,7 @@ async function deleteObject(call: Call): Promise<void> {
  * kube-apiserver, we only add its finalizer before deleting; the collector
  * (which watches this API) removes it when the dependents are handled.
  */
-async function deleteOne(call: Call, name: string, options: ReturnType<typeof parseDeleteParameters>) {
+async function deleteOne(call: WriteCall, name: string, options: ReturnType<typeof parseDeleteParameters>) {
   const gcFinalizer =
     options.propagationPolicy === 'Foreground' ? 'foregroundDeletion' : options.propagationPolicy === 'Orphan' || options.orphanDependents === true ? 'orphan' : undefined;
   const store = call.resource.store;
@@ -383,7 +434,7 @@ function checkPreconditions(gr: GroupResource, name: string, current: ApiObject,
   }
 }
 
-async function deleteCollection(call: Call): Promise<void> {
+async function deleteCollection(call: WriteCall): Promise<void> {
   const text = await readBody(call.req);
   const options = parseDeleteParameters(call.url.searchParams, text.trim() === '' ? undefined : parseJson(text));
   const list = await listAll(call, parseListParameters(call.url.searchParams));

@@ -14,7 +14,14 @@ import type { WatchEventOut } from './watch-hub.js';
 
 const minRequestTimeoutSeconds = 1800;
 
-export async function serveWatch(req: Request, res: Response, resource: RestResource, scope: ListScope, params: ListParameters): Promise<void> {
+export async function serveWatch(
+  req: Request,
+  res: Response,
+  resource: RestResource,
+  apiVersion: string,
+  scope: ListScope,
+  params: ListParameters,
+): Promise<void> {
   const format = negotiateOutput(req.headers.accept, 'watch');
   const url = new URL(req.originalUrl, 'https://x');
   const state = newWatchOutputState({
@@ -30,7 +37,6 @@ export async function serveWatch(req: Request, res: Response, resource: RestReso
   const timeoutMs = 1000 * (params.timeoutSeconds ?? minRequestTimeoutSeconds * (1 + Math.random()));
   const deadline = Date.now() + timeoutMs;
   const kind = resource.strategy.descriptor.kind;
-  const apiVersion = store.mapping.virtualApiVersion;
 
   res.writeHead(200, { 'Content-Type': contentType(format), 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
   res.flushHeaders();

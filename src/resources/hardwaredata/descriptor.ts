@@ -8,8 +8,8 @@ export const hardwareDataResource: ResourceDescriptor = {
   namespaced: true,
   shortNames: [],
   categories: ['metal3'],
-  // Read-only resource; get/list/watch are added when served.
-  verbs: [],
+  // A read-only projection of BareMetalHosts (see projection.ts).
+  verbs: ['get', 'list', 'watch'],
   subresources: [],
   schemaName: 'HardwareData',
 };

@@ -3,22 +3,29 @@
  * tenant's object must follow beyond its schema, and the table columns.
  */
 import { forbiddenField, invalidValue, type FieldError } from '../../api/field-errors.js';
-import type { ResourceStrategy } from '../../api/rest/handler.js';
+import type { WritableResourceStrategy } from '../../api/rest/handler.js';
 import type { TableColumn } from '../../api/rest/representation.js';
 import type { ApiObject } from '../../api/rest/types.js';
+import { labelSelectorFromHostSelector, type HostSelector } from '../../api/selectors.js';
+import { ApiError } from '../../api/status.js';
 import { isReservedFinalizer, isReservedKey } from '../../backing/storage-mapping.js';
 import { hostClaimResource } from './descriptor.js';
+import { secretAccessAdmission } from './secret-access.js';
+import type { Authorizer } from '../../auth/authorizer.js';
 
 const dns1123Subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const subdomainMessage =
   "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 const secretReferenceFields = ['userData', 'networkData', 'metaData'] as const;
 
-export const hostClaimStrategy: ResourceStrategy = {
-  descriptor: hostClaimResource,
-  columns: hostClaimColumns(),
-  validate: (object, namespace) => [...validateMetadata(object), ...validateSecretReferences(object, namespace)],
-};
+export function hostClaimStrategy(authorizer: Authorizer): WritableResourceStrategy {
+  return {
+    descriptor: hostClaimResource,
+    columns: hostClaimColumns(),
+    validate: (object, namespace) => [...validateMetadata(object), ...validateSecretReferences(object, namespace), ...validateSelection(object)],
+    admit: secretAccessAdmission(authorizer),
+  };
+}
 
 function validateMetadata(object: ApiObject): FieldError[] {
   const errors: FieldError[] = [];
@@ -45,6 +52,17 @@ function validateSecretReferences(object: ApiObject, namespace: string): FieldEr
     if (referenced === undefined || referenced === '' || referenced === namespace) return [];
     return [invalidValue(`spec.${field}.namespace`, referenced, "must be empty or the claim's own namespace")];
   });
+}
+
+/** The host selector must be one labels.NewRequirement accepts (the schema checks only its shape). */
+function validateSelection(object: ApiObject): FieldError[] {
+  const spec = (object['spec'] ?? {}) as { hostSelector?: HostSelector };
+  try {
+    labelSelectorFromHostSelector(spec.hostSelector);
+    return [];
+  } catch (error) {
+    return [invalidValue('spec.hostSelector', JSON.stringify(spec.hostSelector ?? null), error instanceof ApiError ? error.message : 'invalid selector')];
+  }
 }
 
 function hostClaimColumns(): TableColumn[] {

@@ -6,10 +6,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  labelSelectorFromMetav1,
+  labelSelectorFromHostSelector,
   parseFieldSelector,
   parseLabelSelector,
-  type Metav1LabelSelector,
+  type HostSelector,
 } from '../../../src/api/selectors.js';
 import { ApiError } from '../../../src/api/status.js';
 
@@ -266,73 +266,74 @@ describe('parseLabelSelector: generated cases', () => {
   });
 });
 
-describe('labelSelectorFromMetav1', () => {
-  it('selects nothing for a missing selector and everything for an empty one', () => {
-    for (const missing of [undefined, null]) {
-      const selector = labelSelectorFromMetav1(missing);
-      expect(selector.matches({ a: 'b' })).toBe(false);
-      expect(selector.matches(undefined)).toBe(false);
-      expect(selector.isEverything()).toBe(false);
-      expect(selector.toString()).toBe('');
-    }
-    for (const empty of [{}, { matchLabels: {}, matchExpressions: [] }]) {
-      const selector = labelSelectorFromMetav1(empty);
+describe('labelSelectorFromHostSelector', () => {
+  it('selects every host for a missing or empty selector', () => {
+    for (const empty of [undefined, null, {}, { matchLabels: {}, matchExpressions: [] }]) {
+      const selector = labelSelectorFromHostSelector(empty);
       expect(selector.isEverything()).toBe(true);
       expect(selector.matches(undefined)).toBe(true);
+      expect(selector.toString()).toBe('');
     }
   });
 
-  it.each<[Metav1LabelSelector, string, Record<string, string>, boolean]>([
+  it('accepts the exact-match operators with one value', () => {
+    const selector = labelSelectorFromHostSelector({ matchExpressions: [{ key: 'a', operator: '==', values: ['x'] }, { key: 'b', operator: '!=', values: ['y'] }] });
+    expect(selector.matches({ a: 'x' })).toBe(true);
+    expect(selector.matches({ a: 'x', b: 'y' })).toBe(false);
+    expectBadRequest(() => labelSelectorFromHostSelector({ matchExpressions: [{ key: 'a', operator: '=', values: ['x', 'y'] }] }), 'values: Invalid value: ["x","y"]: exact-match compatibility requires one single value');
+  });
+
+  it.each<[HostSelector, string, Record<string, string>, boolean]>([
     [{ matchLabels: { b: '2', a: '1' } }, 'a=1,b=2', { a: '1', b: '2', c: '3' }, true],
     [{ matchLabels: { b: '2', a: '1' } }, 'a=1,b=2', { a: '1' }, false],
     [
       {
         matchExpressions: [
-          { key: 'd', operator: 'NotIn', values: ['z'] },
-          { key: 'a', operator: 'In', values: ['y', 'x'] },
-          { key: 'b', operator: 'DoesNotExist' },
-          { key: 'c', operator: 'Exists', values: [] },
+          { key: 'd', operator: 'notin', values: ['z'] },
+          { key: 'a', operator: 'in', values: ['y', 'x'] },
+          { key: 'b', operator: '!' },
+          { key: 'c', operator: 'exists', values: [] },
         ],
       },
       'a in (x,y),!b,c,d notin (z)',
       { a: 'y', c: '' },
       true,
     ],
-    [{ matchExpressions: [{ key: 'a', operator: 'In', values: ['x'] }] }, 'a in (x)', { a: 'z' }, false],
-    [{ matchExpressions: [{ key: 'a', operator: 'NotIn', values: ['x'] }] }, 'a notin (x)', {}, true],
+    [{ matchExpressions: [{ key: 'a', operator: 'in', values: ['x'] }] }, 'a in (x)', { a: 'z' }, false],
+    [{ matchExpressions: [{ key: 'a', operator: 'notin', values: ['x'] }] }, 'a notin (x)', {}, true],
     [
-      { matchLabels: { a: '1' }, matchExpressions: [{ key: 'a', operator: 'Exists' }] },
+      { matchLabels: { a: '1' }, matchExpressions: [{ key: 'a', operator: 'exists' }] },
       'a=1,a',
       { a: '1' },
       true,
     ],
   ])('%j is %j', (input, canonical, labels, expected) => {
-    const selector = labelSelectorFromMetav1(input);
+    const selector = labelSelectorFromHostSelector(input);
     expect(selector.toString()).toBe(canonical);
     expect(selector.matches(labels)).toBe(expected);
     expect(selector.isEverything()).toBe(false);
   });
 
   // TestRequirementConstructor and TestValidatedSelectorFromSet, through LabelSelectorAsSelector.
-  it.each<[Metav1LabelSelector, string]>([
+  it.each<[HostSelector, string]>([
     [
-      { matchExpressions: [{ key: 'x1', operator: 'In' }] },
+      { matchExpressions: [{ key: 'x1', operator: 'in' }] },
       "values: Invalid value: null: for 'in', 'notin' operators, values set can't be empty",
     ],
     [
-      { matchExpressions: [{ key: 'x2', operator: 'NotIn', values: [] }] },
+      { matchExpressions: [{ key: 'x2', operator: 'notin', values: [] }] },
       "values: Invalid value: null: for 'in', 'notin' operators, values set can't be empty",
     ],
     [
-      { matchExpressions: [{ key: 'x8', operator: 'Exists', values: ['foo'] }] },
+      { matchExpressions: [{ key: 'x8', operator: 'exists', values: ['foo'] }] },
       'values: Invalid value: ["foo"]: values set must be empty for exists and does not exist',
     ],
     [
-      { matchExpressions: [{ key: 'x9', operator: 'DoesNotExist', values: ['a', 'b'] }] },
+      { matchExpressions: [{ key: 'x9', operator: '!', values: ['a', 'b'] }] },
       'values: Invalid value: ["a","b"]: values set must be empty for exists and does not exist',
     ],
     [
-      { matchExpressions: [{ key: 'a'.repeat(254), operator: 'Exists' }] },
+      { matchExpressions: [{ key: 'a'.repeat(254), operator: 'exists' }] },
       `key: Invalid value: "${'a'.repeat(254)}": name part must be no more than 63 bytes`,
     ],
     [
@@ -343,19 +344,19 @@ describe('labelSelectorFromMetav1', () => {
     [{ matchLabels: { b: 'a b', a: 'c d' } }, `values[0][a]: Invalid value: "c d": ${LABEL_VALUE_RULE}`],
     [{ matchLabels: { 'a/b/c': 'v' } }, `key: Invalid value: "a/b/c": a valid label key ${LABEL_NAME_RULE} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`],
     [
-      { matchExpressions: [{ key: 'k_', operator: 'In', values: ['ok', 'b_'] }] },
+      { matchExpressions: [{ key: 'k_', operator: 'in', values: ['ok', 'b_'] }] },
       `[key: Invalid value: "k_": name part ${LABEL_NAME_RULE}, values[1][k_]: Invalid value: "b_": ${LABEL_VALUE_RULE}]`,
     ],
     [
-      { matchExpressions: [{ key: 'k', operator: 'Exists', values: ['<a>'] }] },
+      { matchExpressions: [{ key: 'k', operator: 'exists', values: ['<a>'] }] },
       `[values: Invalid value: ["\\u003ca\\u003e"]: values set must be empty for exists and does not exist, values[0][k]: Invalid value: "<a>": ${LABEL_VALUE_RULE}]`,
     ],
     [
-      { matchExpressions: [{ key: 'k', operator: 'Equals' as 'In', values: ['a'] }] },
+      { matchExpressions: [{ key: 'k', operator: 'Equals', values: ['a'] }] },
       '"Equals" is not a valid label selector operator',
     ],
   ])('rejects %j', (input, message) => {
-    expectBadRequest(() => labelSelectorFromMetav1(input), message);
+    expectBadRequest(() => labelSelectorFromHostSelector(input), message);
   });
 });
 

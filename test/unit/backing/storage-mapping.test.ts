@@ -48,7 +48,10 @@ describe('reserved keys', () => {
 describe('StorageMapping', () => {
   it('round-trips a claim and hides every bookkeeping detail', () => {
     const owner = { apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: 'owner-uid' };
-    const record = mapping.toBacking(claim({ ownerReferences: [owner], finalizers: ['example.com/keep'] }), 'tenant-a', ['infra.tenancy.metal3.io/release']);
+    const record = mapping.toBacking(claim({ ownerReferences: [owner], finalizers: ['example.com/keep'] }), 'tenant-a', {
+      finalizers: ['infra.tenancy.metal3.io/release'],
+      annotations: { 'binding.infra.tenancy.metal3.io/host': 'infra/host-0' },
+    });
     expect(record.metadata).toMatchObject({
       name: 'tenant-a.web-0',
       namespace: 'hostclaim-system',
@@ -76,7 +79,10 @@ describe('StorageMapping', () => {
       },
       spec: { poweredOn: true },
     });
-    expect(mapping.internalFinalizers(stored(record))).toEqual(['infra.tenancy.metal3.io/release']);
+    expect(mapping.internalState(stored(record))).toEqual({
+      finalizers: ['infra.tenancy.metal3.io/release'],
+      annotations: { 'binding.infra.tenancy.metal3.io/host': 'infra/host-0' },
+    });
   });
 
   it('derives a stable virtual uid that differs from the record uid', () => {

@@ -1,0 +1,59 @@
+/**
+ * Pruning a JSON value to a resolved structural schema (SchemaSource.resolved*),
+ * for projections of backing objects: the schema is the allow-list of what a
+ * requester may see. Stricter than kube's pruning, which only drops unknown
+ * fields: a value whose JSON type differs from the schema's is dropped too,
+ * so nothing can be smuggled through a mistyped field. Values come out in the
+ * schema's property order, so equal content always serializes identically.
+ */
+import type { K8sSchema } from './schema-source.js';
+
+/** The value reduced to what the schema describes, or undefined when nothing of it fits. */
+export function pruneToSchema(value: unknown, schema: K8sSchema): unknown {
+  switch (schema.type) {
+    case 'object':
+      return pruneObject(value, schema);
+    case 'array':
+      return Array.isArray(value) && schema.items !== undefined ? pruneArray(value, schema.items) : undefined;
+    case 'string':
+      return typeof value === 'string' ? value : undefined;
+    case 'boolean':
+      return typeof value === 'boolean' ? value : undefined;
+    case 'integer':
+      return Number.isInteger(value) ? value : undefined;
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+    case undefined:
+      return undefined;
+  }
+}
+
+function pruneObject(value: unknown, schema: K8sSchema): Record<string, unknown> | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const source = value as Record<string, unknown>;
+  const entries = schema.properties !== undefined ? propertyEntries(source, schema.properties) : mapEntries(source, schema.additionalProperties);
+  return Object.fromEntries(entries);
+}
+
+function propertyEntries(source: Record<string, unknown>, properties: Readonly<Record<string, K8sSchema>>): [string, unknown][] {
+  const entries: [string, unknown][] = [];
+  for (const [key, propertySchema] of Object.entries(properties)) {
+    if (!Object.hasOwn(source, key)) continue;
+    const pruned = pruneToSchema(source[key], propertySchema);
+    if (pruned !== undefined) entries.push([key, pruned]);
+  }
+  return entries;
+}
+
+/** A map (additionalProperties with a schema); without one, an object keeps nothing. */
+function mapEntries(source: Record<string, unknown>, valueSchema: K8sSchema['additionalProperties']): [string, unknown][] {
+  if (typeof valueSchema !== 'object') return [];
+  return Object.keys(source)
+    .sort()
+    .map((key): [string, unknown] => [key, pruneToSchema(source[key], valueSchema)])
+    .filter(([, pruned]) => pruned !== undefined);
+}
+
+function pruneArray(values: readonly unknown[], itemSchema: K8sSchema): unknown[] {
+  return values.map((item) => pruneToSchema(item, itemSchema)).filter((item) => item !== undefined);
+}

@@ -1,0 +1,55 @@
+/**
+ * What the generic REST layer needs from a resource's storage. A read-only
+ * resource provides a ReadableStore (get, list and the watch fan-out); only a
+ * WritableStore can be dispatched create, update, patch and delete.
+ */
+import type { ApiObject, ObjectList } from './types.js';
+import type { WatchHub } from './watch-hub.js';
+
+export interface ListQuery {
+  readonly labelSelector?: string;
+  /** Only metadata.name / metadata.namespace terms reach the store, already validated. */
+  readonly name?: string;
+  readonly limit?: string;
+  readonly continue?: string;
+  readonly resourceVersion?: string;
+  readonly resourceVersionMatch?: string;
+}
+
+export interface WriteQuery {
+  readonly dryRun?: readonly string[];
+  readonly fieldManager?: string;
+  readonly fieldValidation?: string;
+  readonly force?: string;
+}
+
+export interface Written {
+  readonly object: ApiObject;
+  readonly warnings: readonly string[];
+}
+
+export interface DeleteOptions {
+  readonly propagationPolicy?: string;
+  readonly orphanDependents?: boolean;
+  readonly gracePeriodSeconds?: number;
+  readonly preconditions?: { readonly uid?: string; readonly resourceVersion?: string };
+  readonly dryRun?: readonly string[];
+}
+
+export type Deleted = { readonly kind: 'deleted'; readonly object: ApiObject } | { readonly kind: 'pending'; readonly object: ApiObject };
+
+export interface ReadableStore {
+  /** The in-memory state and watch fan-out every watch of the resource subscribes to. */
+  readonly hub: WatchHub;
+  /** resourceVersion: undefined for a consistent read; otherwise kube's semantics ("0": any cached state). */
+  get(namespace: string, name: string, resourceVersion: string | undefined): Promise<ApiObject>;
+  /** namespace undefined: all namespaces. */
+  list(namespace: string | undefined, query: ListQuery): Promise<ObjectList>;
+}
+
+export interface WritableStore extends ReadableStore {
+  create(namespace: string, object: ApiObject, query: WriteQuery): Promise<Written>;
+  update(namespace: string, object: ApiObject, subresource: '' | 'status', query: WriteQuery): Promise<Written>;
+  apply(namespace: string, name: string, configuration: ApiObject, subresource: '' | 'status', query: WriteQuery): Promise<Written>;
+  delete(namespace: string, name: string, options: DeleteOptions): Promise<Deleted>;
+}

@@ -1,0 +1,459 @@
+/**
+ * The binder: binds HostClaims to BareMetalHosts, keeps each bound host in
+ * line with its claim, mirrors the host's state into the claim's status, and
+ * gives the host back when the claim goes away. It runs only on the replica
+ * holding the leader Lease and is the only writer of host bindings.
+ *
+ * Invariants (docs/architecture.md, "Binding"):
+ * - The host's `spec.consumerRef` is the binding lock and the truth. It is
+ *   only ever set on a host that has none, in a write that carries the
+ *   resourceVersion the binder read, so two claims can never get one host,
+ *   whatever the replicas, caches or crashes.
+ * - Before binding, the chosen host is written on the claim's record (with
+ *   the record's resourceVersion) together with the release finalizer: a
+ *   claim has at most one chosen host, and a crash between the two writes
+ *   leaves an intent the next leader completes or abandons.
+ * - Every step reads fresh state, is idempotent and ends by requeueing, so
+ *   any interruption is completed by whichever replica leads next.
+ */
+import type { ApiObject } from '../../api/rest/types.js';
+import { EventRecorder, type EventType } from '../../backing/events.js';
+import { Informer, metadataOnly } from '../../backing/informer.js';
+import { sameJson } from '../../backing/json.js';
+import { KubeApiError, type KubeClient } from '../../backing/kube-client.js';
+import type { Logger } from '../../observability/logger.js';
+import { hostClaimRecord } from '../../resources/hostclaim/storage.js';
+import { hostKeys, metal3Paths, provisioningState, type BareMetalHost, type HostDeployPolicy, type Namespace } from '../../metal3/types.js';
+import { boundRecord, recordConsumerRef } from '../../tenancy/host-references.js';
+import { admits, allowsDetaching, tenantNamespace } from '../../tenancy/policy.js';
+import {
+  admittedHostNamespaces,
+  hostKey,
+  isCandidate,
+  matchesSelector,
+  nodeReuseLabelValue,
+  selectHost,
+  type SelectionRequest,
+} from '../../tenancy/selection.js';
+import { WorkQueue, type ReconcileResult } from '../work-queue.js';
+import { bindingAnnotations, claimOf, hasReleaseFinalizer, releaseFinalizer, type Claim, type HostClaimStatus } from './claim.js';
+import { rebootHandled, withoutWorkload, withWorkload } from './host-spec.js';
+import { deleteSecretCopies, syncSecretCopies } from './secret-copies.js';
+import { secretReferences } from '../../tenancy/secret-references.js';
+import { boundConditions, nextStatus, unboundConditions, type ConditionInput, type UnboundReason } from './status.js';
+
+export interface BinderOptions {
+  readonly storageNamespace: string;
+  readonly identity: string;
+  readonly workers?: number;
+}
+
+/** States in which BMO has not yet started taking a workload off the host. */
+const workloadStates = new Set(['provisioning', 'provisioned', 'externally provisioned']);
+const orphanPrefix = 'orphan:';
+
+interface Informers {
+  readonly hosts: Informer<BareMetalHost>;
+  readonly policies: Informer<HostDeployPolicy>;
+  readonly namespaces: Informer<Namespace>;
+  readonly records: Informer<ApiObject>;
+  readonly secrets: Informer<ApiObject>;
+}
+
+export class Binder {
+  private readonly recordsPath: string;
+  private readonly events: EventRecorder;
+  /** Hosts being bound right now (host key → record name), so two workers never race for one host. */
+  private readonly reserved = new Map<string, string>();
+  private informers: Informers | undefined;
+  private queue: WorkQueue | undefined;
+
+  constructor(
+    private readonly client: KubeClient,
+    private readonly options: BinderOptions,
+    private readonly logger: Logger,
+  ) {
+    this.recordsPath = `/apis/${hostClaimRecord.group}/${hostClaimRecord.version}/namespaces/${options.storageNamespace}/${hostClaimRecord.plural}`;
+    this.events = new EventRecorder(client, 'hostclaim-binder', options.identity, (error) => {
+      logger.warn({ err: error }, 'cannot record an event');
+    });
+  }
+
+  /** Runs until the signal aborts (leadership lost or shutdown). */
+  async run(signal: AbortSignal): Promise<void> {
+    const queue = new WorkQueue((key) => this.reconcile(key), { workers: this.options.workers ?? 8 }, (key, error) => {
+      this.logger.warn({ err: error, key }, 'binder: reconcile failed; retrying');
+    });
+    const informers = this.startInformers(queue);
+    this.queue = queue;
+    this.informers = informers;
+    signal.addEventListener('abort', () => void this.halt(), { once: true });
+    await Promise.all(Object.values(informers).map((i) => (i as Informer<ApiObject>).waitForSync()));
+    if (signal.aborted) return;
+    this.logger.info('binder: caches synced, reconciling every claim');
+    for (const record of informers.records.list()) queue.add(record.metadata.name ?? '');
+    for (const host of informers.hosts.list()) this.checkOrphan(host);
+    // No decision before every cache is synced: a claim must never be judged against a partial view of hosts or policies.
+    queue.start();
+  }
+
+  private async halt(): Promise<void> {
+    const { queue, informers } = this;
+    this.queue = undefined;
+    this.informers = undefined;
+    for (const informer of Object.values(informers ?? {})) (informer as Informer<ApiObject>).stop();
+    await queue?.stop();
+    this.reserved.clear();
+    this.logger.info('binder: stopped');
+  }
+
+  private startInformers(queue: WorkQueue): Informers {
+    const onError = (what: string) => (error: unknown) => {
+      this.logger.warn({ err: error }, `binder: ${what} watch failed; retrying`);
+    };
+    const everyClaim = (): void => {
+      for (const record of this.informers?.records.list() ?? []) queue.add(record.metadata.name ?? '');
+    };
+    const informers: Informers = {
+      hosts: new Informer<BareMetalHost>(this.client, { path: metal3Paths.bareMetalHosts }, {
+        onEvent: ({ type, object }) => {
+          this.onHostChange(queue, object, type === 'DELETED');
+        },
+        onList: everyClaim,
+        onError: onError('BareMetalHost'),
+      }),
+      policies: new Informer<HostDeployPolicy>(this.client, { path: metal3Paths.hostDeployPolicies }, { onEvent: everyClaim, onList: everyClaim, onError: onError('HostDeployPolicy') }),
+      namespaces: new Informer<Namespace>(this.client, { path: metal3Paths.namespaces }, { onEvent: everyClaim, onError: onError('Namespace') }),
+      records: new Informer<ApiObject>(this.client, { path: this.recordsPath }, {
+        onEvent: ({ object }) => {
+          queue.add(object.metadata.name ?? '');
+        },
+        onError: onError('HostClaimRecord'),
+      }),
+      secrets: new Informer<ApiObject>(this.client, { path: '/api/v1/secrets', accept: metadataOnly }, {
+        onEvent: ({ object }) => {
+          this.onSecretChange(queue, object);
+        },
+        onError: onError('Secret'),
+      }),
+    };
+    for (const informer of Object.values(informers)) (informer as Informer<ApiObject>).start();
+    return informers;
+  }
+
+  /** A host change concerns its own claim, the claims that chose it, and every unbound claim when it may have become free. */
+  private onHostChange(queue: WorkQueue, host: BareMetalHost, deleted: boolean): void {
+    const key = hostKey(host);
+    const bound = boundRecord(host);
+    if (bound !== undefined && this.reserved.get(key) === bound.name) this.reserved.delete(key);
+    for (const record of this.informers?.records.list() ?? []) {
+      const claim = claimOf(record);
+      if (claim === undefined) continue;
+      if (claim.identity.uid === bound?.uid || claim.chosenHost === key || (!deleted && claim.chosenHost === undefined && isCandidate(host))) {
+        queue.add(claim.identity.name);
+      }
+    }
+    if (!deleted) this.checkOrphan(host);
+  }
+
+  private onSecretChange(queue: WorkQueue, secret: ApiObject): void {
+    for (const record of this.informers?.records.list() ?? []) {
+      const claim = claimOf(record);
+      if (claim === undefined || claim.namespace !== secret.metadata.namespace) continue;
+      if (Object.values(secretReferences(claim.spec)).includes(secret.metadata.name ?? '')) queue.add(claim.identity.name);
+    }
+  }
+
+  /** A host bound to a record that no longer exists (or was re-created) is given back. */
+  private checkOrphan(host: BareMetalHost): void {
+    const bound = boundRecord(host);
+    if (bound?.namespace !== this.options.storageNamespace) return;
+    const record = this.informers?.records.get(bound.namespace, bound.name);
+    if (record?.metadata.uid !== bound.uid) this.queue?.add(`${orphanPrefix}${hostKey(host)}`);
+  }
+
+  private async reconcile(key: string): Promise<ReconcileResult> {
+    if (key.startsWith(orphanPrefix)) return this.releaseOrphan(key.slice(orphanPrefix.length));
+    const record = await this.getOrUndefined<ApiObject>(`${this.recordsPath}/${key}`);
+    const claim = record === undefined ? undefined : claimOf(record);
+    if (claim === undefined) return undefined;
+    if (claim.deleting) return this.release(claim);
+    const host = await this.boundHost(claim);
+    if (host !== undefined) return this.sync(claim, host);
+    if (claim.ended !== undefined) return this.writeStatus(claim, unboundConditions(claim.ended as UnboundReason), {});
+    if (claim.status.bareMetalHost !== undefined) return this.endBinding(claim);
+    return this.bind(claim);
+  }
+
+  // ---------------------------------------------------------------- binding
+
+  private async bind(claim: Claim): Promise<ReconcileResult> {
+    const informers = this.requireInformers();
+    const request = this.selectionRequest(claim);
+    const chosen = claim.chosenHost === undefined ? undefined : informers.hosts.get(...splitKey(claim.chosenHost));
+    let host: BareMetalHost | undefined;
+    if (chosen !== undefined && this.stillSuitable(chosen, request)) host = chosen;
+    else {
+      if (claim.chosenHost !== undefined) return this.forgetChoice(claim);
+      const reserved = new Set([...this.reserved].filter(([, record]) => record !== claim.identity.name).map(([hostKeyValue]) => hostKeyValue));
+      const selection = selectHost(request, informers.hosts.list(), informers.policies.list(), reserved);
+      if (selection.kind === 'none') return this.writeStatus(claim, unboundConditions(selection.reason), {});
+      host = selection.host;
+    }
+    const keyOfHost = hostKey(host);
+    // The reservation lasts until the host informer shows the binding (onHostChange), or the attempt fails.
+    this.reserved.set(keyOfHost, claim.identity.name);
+    let bound = false;
+    try {
+      bound = await this.bindChosen(claim, keyOfHost, request);
+    } finally {
+      if (!bound) this.reserved.delete(keyOfHost);
+    }
+    return { requeueAfterMs: 0 };
+  }
+
+  /** Records the choice, then takes the host's lock; false when the host turned out to be unavailable. */
+  private async bindChosen(claim: Claim, keyOfHost: string, request: SelectionRequest): Promise<boolean> {
+    const updated = await this.recordIntent(claim, keyOfHost);
+    if (updated === undefined) return false;
+    const fresh = await this.getOrUndefined<BareMetalHost>(metal3Paths.bareMetalHost(...splitKey(keyOfHost)));
+    if (fresh === undefined || !this.stillSuitable(fresh, request)) {
+      await this.forgetChoice(updated);
+      return false;
+    }
+    const next = structuredClone(fresh);
+    next.spec.consumerRef = recordConsumerRef(updated.identity);
+    // A node-reuse mark is consumed by the binding.
+    if (next.metadata.labels !== undefined) Reflect.deleteProperty(next.metadata.labels, hostKeys.nodeReuse);
+    await this.writeHost(next);
+    this.event(updated, 'Normal', 'Bound', `Bound to host ${keyOfHost}.`);
+    return true;
+  }
+
+  private stillSuitable(host: BareMetalHost, request: SelectionRequest): boolean {
+    const policies = this.requireInformers().policies.list();
+    return isCandidate(host) && matchesSelector(host, request.hostSelector) && admittedHostNamespaces(request, policies).has(host.metadata.namespace ?? '');
+  }
+
+  private selectionRequest(claim: Claim): SelectionRequest {
+    return {
+      namespace: tenantNamespace(this.requireInformers().namespaces.get(undefined, claim.namespace), claim.namespace),
+      ...(claim.spec.hostSelector === undefined ? {} : { hostSelector: claim.spec.hostSelector }),
+      ...(claim.spec.failureDomain === undefined ? {} : { failureDomain: claim.spec.failureDomain }),
+      ...(claim.spec.nodeReuse === undefined ? {} : { nodeReuse: claim.spec.nodeReuse }),
+    };
+  }
+
+  /** Writes the chosen host and the release finalizer on the record; undefined if the record changed meanwhile. */
+  private async recordIntent(claim: Claim, keyOfHost: string): Promise<Claim | undefined> {
+    if (claim.chosenHost === keyOfHost && hasReleaseFinalizer(claim)) return claim;
+    const record = structuredClone(claim.record);
+    record.metadata.annotations = { ...record.metadata.annotations, [bindingAnnotations.host]: keyOfHost };
+    record.metadata.finalizers = [...new Set([...(record.metadata.finalizers ?? []), releaseFinalizer])];
+    const written = await this.writeRecord(record);
+    return written === undefined ? undefined : claimOf(written);
+  }
+
+  private async forgetChoice(claim: Claim): Promise<ReconcileResult> {
+    const record = structuredClone(claim.record);
+    const annotations = { ...record.metadata.annotations };
+    Reflect.deleteProperty(annotations, bindingAnnotations.host);
+    record.metadata.annotations = annotations;
+    await this.writeRecord(record);
+    return { requeueAfterMs: 0 };
+  }
+
+  /** The host bound to this claim, read fresh: the chosen host if its consumerRef names this record. */
+  private async boundHost(claim: Claim): Promise<BareMetalHost | undefined> {
+    if (claim.chosenHost === undefined) return undefined;
+    const host = await this.getOrUndefined<BareMetalHost>(metal3Paths.bareMetalHost(...splitKey(claim.chosenHost)));
+    return host !== undefined && boundRecord(host)?.uid === claim.identity.uid ? host : undefined;
+  }
+
+  /** The claim was bound and its host is gone or no longer ours: the binding ends, it is not silently replaced. */
+  private async endBinding(claim: Claim): Promise<ReconcileResult> {
+    const chosen = claim.chosenHost;
+    const exists = chosen !== undefined && (await this.getOrUndefined<BareMetalHost>(metal3Paths.bareMetalHost(...splitKey(chosen)))) !== undefined;
+    const reason: UnboundReason = exists ? 'BindingEnded' : 'MissingBareMetalHost';
+    const hostNamespace = chosen === undefined ? undefined : splitKey(chosen)[0];
+    if (hostNamespace !== undefined) await deleteSecretCopies(this.client, claim.identity.uid, hostNamespace);
+    const record = structuredClone(claim.record);
+    record.metadata.annotations = { ...record.metadata.annotations, [bindingAnnotations.ended]: reason };
+    const written = await this.writeRecord(record);
+    if (written !== undefined) this.event(claim, 'Warning', reason, unboundConditions(reason)[0]?.message ?? '');
+    return { requeueAfterMs: 0 };
+  }
+
+  // ------------------------------------------------------------ workload sync
+
+  private async sync(claim: Claim, host: BareMetalHost): Promise<ReconcileResult> {
+    const informers = this.requireInformers();
+    const hostNamespace = host.metadata.namespace ?? '';
+    const namespace = tenantNamespace(informers.namespaces.get(undefined, claim.namespace), claim.namespace);
+    const admitting = informers.policies.list().filter((p) => p.metadata.namespace === hostNamespace && admits(p, namespace));
+    const authorized = admitting.length > 0;
+    if (rebootHandled(host, claim)) return this.clearReboot(claim);
+    const { copies, problem } = await syncSecretCopies(this.client, claim, hostNamespace);
+    if (problem === undefined) {
+      const desired = withWorkload(host, claim, copies, { detachAllowed: allowsDetaching(admitting) });
+      if (!sameJson(desired, host)) {
+        const written = await this.writeHost(desired);
+        this.workloadEvents(claim, host, desired);
+        if (written.metadata.resourceVersion !== host.metadata.resourceVersion) return { requeueAfterMs: 0 };
+        // kube-apiserver saw nothing to change: our idea of the host differs from its normal form. Go on rather than loop.
+        this.logger.warn({ host: hostKey(host) }, 'binder: host write changed nothing');
+      }
+    }
+    if (!authorized && claim.status.conditions?.find((c) => c.type === 'Authorized')?.status !== 'False') {
+      this.events.record(
+        { apiVersion: 'metal3.io/v1alpha1', kind: 'BareMetalHost', namespace: hostNamespace, name: host.metadata.name, ...(host.metadata.uid === undefined ? {} : { uid: host.metadata.uid }) },
+        'Warning',
+        'PolicyRevoked',
+        `No HostDeployPolicy admits namespace ${claim.namespace} any more; the host stays bound to its claim until the claim is deleted.`,
+      );
+    }
+    const conditions = boundConditions(claim, host, { authorized, ...(problem === undefined ? {} : { syncProblem: problem }) });
+    const binding = { bareMetalHost: { namespace: hostNamespace, name: host.metadata.name }, ...(host.status?.poweredOn === undefined ? {} : { poweredOn: host.status.poweredOn }) };
+    return this.writeStatus(claim, conditions, binding);
+  }
+
+  private async clearReboot(claim: Claim): Promise<ReconcileResult> {
+    const record = structuredClone(claim.record);
+    const annotations = { ...record.metadata.annotations };
+    Reflect.deleteProperty(annotations, hostKeys.reboot);
+    record.metadata.annotations = annotations;
+    if ((await this.writeRecord(record)) !== undefined) this.event(claim, 'Normal', 'Rebooted', 'The host rebooted as requested; the reboot annotation was cleared.');
+    return { requeueAfterMs: 0 };
+  }
+
+  private workloadEvents(claim: Claim, before: BareMetalHost, after: BareMetalHost): void {
+    if (before.spec.online !== after.spec.online) this.event(claim, 'Normal', after.spec.online === true ? 'PowerOn' : 'PowerOff', `Powering the host ${after.spec.online === true ? 'on' : 'off'}.`);
+    if ((before.spec.image?.url ?? '') === '' && (after.spec.image?.url ?? '') !== '') this.event(claim, 'Normal', 'Provisioning', 'Deploying the image on the host.');
+    if ((before.spec.image?.url ?? '') !== '' && (after.spec.image?.url ?? '') === '') this.event(claim, 'Normal', 'Deprovisioning', 'Removing the workload from the host.');
+    if (!(hostKeys.reboot in (before.metadata.annotations ?? {})) && hostKeys.reboot in (after.metadata.annotations ?? {})) {
+      this.event(claim, 'Normal', 'RebootRequested', 'The reboot request was passed to the host.');
+    }
+  }
+
+  // ------------------------------------------------------------------ release
+
+  private async release(claim: Claim): Promise<ReconcileResult> {
+    if (!hasReleaseFinalizer(claim)) return undefined;
+    const host = await this.boundHost(claim);
+    if (host !== undefined) {
+      const waiting = await this.deprovision(host, claim);
+      if (waiting) return undefined;
+      this.event(claim, 'Normal', 'Released', `Host ${hostKey(host)} released.`);
+    }
+    if (claim.chosenHost !== undefined) await deleteSecretCopies(this.client, claim.identity.uid, splitKey(claim.chosenHost)[0]);
+    const record = structuredClone(claim.record);
+    record.metadata.finalizers = (record.metadata.finalizers ?? []).filter((f) => f !== releaseFinalizer);
+    await this.writeRecord(record);
+    return undefined;
+  }
+
+  /**
+   * Takes the workload off the host and, once BMO has started doing so,
+   * clears the binding. True while waiting for BMO (host events requeue).
+   */
+  private async deprovision(host: BareMetalHost, claim: Claim | undefined): Promise<boolean> {
+    const pool = claim?.spec.nodeReuse;
+    const stripped = withoutWorkload(host, claim === undefined || pool === undefined || pool === '' ? undefined : nodeReuseLabelValue(claim.namespace, pool));
+    if (!sameJson(stripped, host)) {
+      await this.writeHost(stripped);
+      if (claim !== undefined) this.event(claim, 'Normal', 'Deprovisioning', 'Removing the workload from the host before releasing it.');
+      return true;
+    }
+    if (workloadStates.has(provisioningState(host))) return true;
+    const next = structuredClone(host);
+    Reflect.deleteProperty(next.spec, 'consumerRef');
+    await this.writeHost(next);
+    return false;
+  }
+
+  private async releaseOrphan(keyOfHost: string): Promise<ReconcileResult> {
+    const host = await this.getOrUndefined<BareMetalHost>(metal3Paths.bareMetalHost(...splitKey(keyOfHost)));
+    const bound = host === undefined ? undefined : boundRecord(host);
+    if (host === undefined || bound?.namespace !== this.options.storageNamespace) return undefined;
+    const record = await this.getOrUndefined<ApiObject>(`${this.recordsPath}/${bound.name}`);
+    if (record?.metadata.uid === bound.uid) return undefined;
+    this.logger.info({ host: keyOfHost }, 'binder: releasing a host whose claim no longer exists');
+    if (await this.deprovision(host, undefined)) return undefined;
+    await deleteSecretCopies(this.client, bound.uid, host.metadata.namespace ?? '');
+    return undefined;
+  }
+
+  // ------------------------------------------------------------------ writes
+
+  private async writeStatus(claim: Claim, conditions: readonly ConditionInput[], binding: Pick<HostClaimStatus, 'bareMetalHost' | 'poweredOn'>): Promise<ReconcileResult> {
+    const status = nextStatus(claim, conditions, binding, new Date().toISOString().replace(/\.\d+Z$/, 'Z'));
+    if (sameJson(status, claim.status)) return undefined;
+    this.transitionEvents(claim, status);
+    await this.write(`${this.recordsPath}/${claim.identity.name}/status`, { ...claim.record, status });
+    return undefined;
+  }
+
+  /** Events for condition changes a tenant cares about (binding problems, provisioned, ready). */
+  private transitionEvents(claim: Claim, status: HostClaimStatus): void {
+    const before = new Map((claim.status.conditions ?? []).map((c) => [c.type, c]));
+    for (const condition of status.conditions ?? []) {
+      const previous = before.get(condition.type);
+      if (previous?.status === condition.status && previous.reason === condition.reason) continue;
+      if (condition.type === 'Associated' && condition.status === 'False') this.event(claim, 'Warning', condition.reason, condition.message);
+      if (condition.type === 'Provisioned' && (condition.status === 'True' || condition.reason === 'HostError')) {
+        this.event(claim, condition.status === 'True' ? 'Normal' : 'Warning', condition.reason, condition.message);
+      }
+      if (condition.type === 'Authorized' && condition.status === 'False') this.event(claim, 'Warning', condition.reason, condition.message);
+    }
+    if (status.poweredOn !== undefined && status.poweredOn !== claim.status.poweredOn) {
+      this.event(claim, 'Normal', status.poweredOn ? 'PoweredOn' : 'PoweredOff', `The host is powered ${status.poweredOn ? 'on' : 'off'}.`);
+    }
+  }
+
+  /** PUT of a record; undefined when it changed or vanished since it was read (the record's next event requeues). */
+  private async writeRecord(record: ApiObject): Promise<ApiObject | undefined> {
+    try {
+      return await this.client.request<ApiObject>('PUT', `${this.recordsPath}/${record.metadata.name ?? ''}`, { body: record });
+    } catch (error) {
+      if (error instanceof KubeApiError && (error.statusCode === 409 || error.statusCode === 404)) return undefined;
+      throw error;
+    }
+  }
+
+  /** PUT of a host with the resourceVersion read: a conflict is an error, retried from fresh state. */
+  private writeHost(host: BareMetalHost): Promise<BareMetalHost> {
+    return this.client.request<BareMetalHost>('PUT', metal3Paths.bareMetalHost(host.metadata.namespace ?? '', host.metadata.name), { body: host });
+  }
+
+  private async write(path: string, body: unknown): Promise<void> {
+    try {
+      await this.client.request('PUT', path, { body });
+    } catch (error) {
+      if (error instanceof KubeApiError && (error.statusCode === 409 || error.statusCode === 404)) return;
+      throw error;
+    }
+  }
+
+  private async getOrUndefined<T>(path: string): Promise<T | undefined> {
+    try {
+      return await this.client.get<T>(path);
+    } catch (error) {
+      if (error instanceof KubeApiError && error.statusCode === 404) return undefined;
+      throw error;
+    }
+  }
+
+  private event(claim: Claim, type: EventType, reason: string, message: string): void {
+    this.events.record({ apiVersion: 'tenancy.metal3.io/v1alpha1', kind: 'HostClaim', namespace: claim.namespace, name: claim.name, uid: claim.uid }, type, reason, message);
+  }
+
+  private requireInformers(): Informers {
+    if (this.informers === undefined) throw new Error('binder is not running');
+    return this.informers;
+  }
+}
+
+function splitKey(key: string): [string, string] {
+  const slash = key.indexOf('/');
+  return [key.slice(0, slash), key.slice(slash + 1)];
+}

@@ -1,0 +1,122 @@
+/**
+ * Copies of the tenant's Secrets (user data, network data, metadata, OCI
+ * registry credentials) in the host's namespace, where BMO reads them: BMO
+ * resolves a host's Secret references in the host's own namespace only.
+ *
+ * Copies have deterministic names derived from the claim's record and carry
+ * the record's uid as a label; that label, not an ownerReference, ties them
+ * to the claim (an owner in another namespace is invalid for the garbage
+ * collector, which would delete the copy). The binder deletes them on
+ * release. The tenant's right to read each source Secret was checked when
+ * the claim was written (SubjectAccessReview), so the copy never carries a
+ * Secret the tenant could not read itself.
+ */
+import { createHash } from 'node:crypto';
+import { KubeApiError, type KubeClient } from '../../backing/kube-client.js';
+import { sameJson } from '../../backing/json.js';
+import { secretReferences, type SecretField } from '../../tenancy/secret-references.js';
+import type { Claim } from './claim.js';
+import type { SecretCopies } from './host-spec.js';
+
+export const copyOwnerLabel = 'infra.tenancy.metal3.io/claim-record-uid';
+
+interface Secret {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { name: string; namespace?: string; resourceVersion?: string; labels?: Record<string, string> };
+  type?: string;
+  data?: Record<string, string>;
+}
+
+interface SecretList {
+  items: Secret[];
+}
+
+/** The claim fields that reference Secrets, the suffix of their copy, and the reason upstream uses when one fails. */
+const referencedSecrets = [
+  { field: 'userData', suffix: 'userdata', failure: 'UserDataSecretSyncFailure' },
+  { field: 'networkData', suffix: 'networkdata', failure: 'NetworkDataSecretSyncFailure' },
+  { field: 'metaData', suffix: 'metadata', failure: 'MetaDataSecretSyncFailure' },
+  { field: 'ociAuth', suffix: 'ociauth', failure: 'OCIAuthSecretSyncFailure' },
+] as const;
+
+export interface CopyResult {
+  readonly copies: SecretCopies;
+  readonly problem?: { readonly reason: string; readonly message: string };
+}
+
+const maxNameLength = 253;
+
+export function copyName(recordName: string, suffix: string): string {
+  const readable = `${recordName}-${suffix}`;
+  if (readable.length <= maxNameLength) return readable;
+  return `h-${createHash('sha256').update(recordName).digest('hex').slice(0, 40)}-${suffix}`;
+}
+
+/** Brings the copies in `hostNamespace` in line with the claim's references; removes copies no longer referenced. */
+export async function syncSecretCopies(client: KubeClient, claim: Claim, hostNamespace: string): Promise<CopyResult> {
+  const names = secretReferences(claim.spec);
+  const copies: Partial<Record<SecretField, string>> = {};
+  let problem: CopyResult['problem'];
+  for (const { field, suffix, failure } of referencedSecrets) {
+    const sourceName = names[field];
+    if (sourceName === undefined) continue;
+    const source = await readSecret(client, claim.namespace, sourceName);
+    if (source === undefined) {
+      problem ??= { reason: failure, message: `Secret "${sourceName}" not found in namespace "${claim.namespace}".` };
+      continue;
+    }
+    const name = copyName(claim.identity.name, suffix);
+    await writeCopy(client, source, { name, namespace: hostNamespace, labels: { [copyOwnerLabel]: claim.identity.uid } });
+    copies[field] = name;
+  }
+  await deleteSecretCopies(client, claim.identity.uid, hostNamespace, new Set(Object.values(copies)));
+  return { copies, ...(problem === undefined ? {} : { problem }) };
+}
+
+/** Deletes the claim's copies in a namespace, except those listed in `keep`. */
+export async function deleteSecretCopies(client: KubeClient, recordUid: string, namespace: string, keep: ReadonlySet<string> = new Set()): Promise<void> {
+  const list = await client.get<SecretList>(`/api/v1/namespaces/${namespace}/secrets`, { labelSelector: `${copyOwnerLabel}=${recordUid}` });
+  for (const secret of list.items) {
+    if (keep.has(secret.metadata.name)) continue;
+    await ignoreNotFound(client.request('DELETE', `/api/v1/namespaces/${namespace}/secrets/${secret.metadata.name}`));
+  }
+}
+
+async function readSecret(client: KubeClient, namespace: string, name: string): Promise<Secret | undefined> {
+  try {
+    return await client.get<Secret>(`/api/v1/namespaces/${namespace}/secrets/${name}`);
+  } catch (error) {
+    if (error instanceof KubeApiError && error.statusCode === 404) return undefined;
+    throw error;
+  }
+}
+
+async function writeCopy(client: KubeClient, source: Secret, metadata: Secret['metadata']): Promise<void> {
+  const namespace = metadata.namespace ?? '';
+  const existing = await readSecret(client, namespace, metadata.name);
+  const wanted: Secret = { apiVersion: 'v1', kind: 'Secret', metadata, ...(source.type === undefined ? {} : { type: source.type }), data: source.data ?? {} };
+  if (existing === undefined) {
+    await client.create(`/api/v1/namespaces/${namespace}/secrets`, wanted);
+    return;
+  }
+  if (existing.type !== source.type) {
+    // A Secret's type is immutable: replace the copy.
+    await ignoreNotFound(client.request('DELETE', `/api/v1/namespaces/${namespace}/secrets/${metadata.name}`));
+    await client.create(`/api/v1/namespaces/${namespace}/secrets`, wanted);
+    return;
+  }
+  if (sameJson(existing.data ?? {}, wanted.data) && existing.metadata.labels?.[copyOwnerLabel] === metadata.labels?.[copyOwnerLabel]) return;
+  // BMO labels the Secrets it uses; keep its labels, replace the data.
+  await client.request('PUT', `/api/v1/namespaces/${namespace}/secrets/${metadata.name}`, {
+    body: { ...existing, metadata: { ...existing.metadata, labels: { ...existing.metadata.labels, ...metadata.labels } }, data: wanted.data },
+  });
+}
+
+async function ignoreNotFound(call: Promise<unknown>): Promise<void> {
+  try {
+    await call;
+  } catch (error) {
+    if (!(error instanceof KubeApiError && error.statusCode === 404)) throw error;
+  }
+}

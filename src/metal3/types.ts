@@ -1,0 +1,120 @@
+/**
+ * The parts of baremetal-operator's `metal3.io/v1alpha1` objects this server
+ * reads and writes, as plain JSON shapes (field names as in BMO's Go types).
+ * Only the fields we use are typed; everything else passes through untouched
+ * because writes send back the object as read.
+ */
+
+export const metal3GroupVersion = 'metal3.io/v1alpha1';
+
+export interface Metadata {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+}
+
+export interface ObjectReference {
+  apiVersion?: string;
+  kind?: string;
+  namespace?: string;
+  name?: string;
+  uid?: string;
+}
+
+export interface SecretReference {
+  name?: string;
+  namespace?: string;
+}
+
+export interface Image {
+  url?: string;
+  checksum?: string;
+  checksumType?: string;
+  format?: string;
+  ociAuthSecretName?: string;
+}
+
+export interface CustomDeploy {
+  method?: string;
+}
+
+export interface BareMetalHostSpec {
+  online?: boolean;
+  consumerRef?: ObjectReference | null;
+  image?: Image | null;
+  customDeploy?: CustomDeploy | null;
+  userData?: SecretReference | null;
+  networkData?: SecretReference | null;
+  metaData?: SecretReference | null;
+  disablePowerOff?: boolean;
+  [field: string]: unknown;
+}
+
+export interface BareMetalHostStatus {
+  operationalStatus?: string;
+  errorType?: string;
+  errorMessage?: string;
+  poweredOn?: boolean;
+  provisioning?: { state?: string; [field: string]: unknown };
+  hardware?: Record<string, unknown>;
+  [field: string]: unknown;
+}
+
+export interface BareMetalHost {
+  apiVersion?: string;
+  kind?: string;
+  metadata: Metadata;
+  spec: BareMetalHostSpec;
+  status?: BareMetalHostStatus;
+}
+
+export interface NameValuePair {
+  name: string;
+  value?: string;
+}
+
+export interface HostClaimNamespaces {
+  names?: string[];
+  nameMatches?: string;
+  hasLabels?: NameValuePair[];
+}
+
+export interface HostDeployPolicy {
+  metadata: Metadata;
+  spec?: { hostClaimNamespaces?: HostClaimNamespaces | null };
+}
+
+export interface Namespace {
+  metadata: Metadata;
+}
+
+/** Collection paths for the objects above, across all namespaces. */
+export const metal3Paths = {
+  bareMetalHosts: '/apis/metal3.io/v1alpha1/baremetalhosts',
+  hostDeployPolicies: '/apis/metal3.io/v1alpha1/hostdeploypolicies',
+  namespaces: '/api/v1/namespaces',
+  bareMetalHost: (namespace: string, name: string): string =>
+    `/apis/metal3.io/v1alpha1/namespaces/${namespace}/baremetalhosts/${name}`,
+} as const;
+
+/** Annotations and labels BMO and CAPM3 define on hosts (exact keys). */
+export const hostKeys = {
+  paused: 'baremetalhost.metal3.io/paused',
+  detached: 'baremetalhost.metal3.io/detached',
+  unhealthy: 'capi.metal3.io/unhealthy',
+  reboot: 'reboot.metal3.io',
+  rebootPrefix: 'reboot.metal3.io/',
+  nodeReuse: 'infrastructure.cluster.x-k8s.io/node-reuse',
+  failureDomain: 'infrastructure.cluster.x-k8s.io/failure-domain',
+} as const;
+
+export function provisioningState(host: BareMetalHost): string {
+  return host.status?.provisioning?.state ?? '';
+}

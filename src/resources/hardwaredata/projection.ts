@@ -1,0 +1,113 @@
+/**
+ * HardwareData: what one tenant namespace may know about one BareMetalHost,
+ * as a pure function of the host, the HostDeployPolicies and the HostClaims.
+ * The live feed (from informers) and consistent reads (from fresh lists) both
+ * call it, so the two can never disagree on visibility or content.
+ *
+ * - Visible: a free host (no consumerRef, not being deleted) that a policy of
+ *   its namespace admits the tenant to, or a host bound to one of the
+ *   tenant's own HostClaims (whatever the policies say now, so revoking a
+ *   policy never hides a tenant's own machine). Hosts bound to anyone else
+ *   are invisible.
+ * - Content: `spec.hardware` is the host's `status.hardware` pruned to the
+ *   HardwareData schema, the allow-list of what tenants see. Labels are
+ *   those an admitting policy shares by pattern, never infrastructure keys.
+ *   No annotations, owners, finalizers or managedFields.
+ */
+import { tenancyV1alpha1 } from '../../api/group.js';
+import { pruneToSchema } from '../../api/openapi/prune.js';
+import type { K8sSchema } from '../../api/openapi/schema-source.js';
+import type { ApiObject } from '../../api/rest/types.js';
+import { groupVersionString } from '../../api/resource.js';
+import { derivedUid, virtualUid } from '../../backing/storage-mapping.js';
+import type { BareMetalHost, HostDeployPolicy, Namespace } from '../../metal3/types.js';
+import { boundRecord, hardwareDataName, isFree } from '../../tenancy/host-references.js';
+import { admittingPolicies, sharesLabelKey, tenantNamespace } from '../../tenancy/policy.js';
+
+export const hardwareDataApiVersion = groupVersionString(tenancyV1alpha1);
+
+/**
+ * Label domains never shown, whatever a policy shares: they carry other
+ * tenants' names (cluster.x-k8s.io/cluster-name), node-reuse pools and
+ * infrastructure state (metal3.io and its subdomains, this project's
+ * tenancy.metal3.io included).
+ */
+const infrastructureDomains = ['metal3.io', 'cluster.x-k8s.io'] as const;
+
+/** Everything that decides what one tenant namespace sees of the hosts. */
+export interface TenantView {
+  readonly namespace: string;
+  /** The policies admitting the namespace, by the host namespace they govern. */
+  readonly admitting: ReadonlyMap<string, readonly HostDeployPolicy[]>;
+  /** The namespace of every existing HostClaim, by the claim's uid. */
+  readonly claimNamespaces: ReadonlyMap<string, string>;
+}
+
+export function tenantView(namespace: Namespace, policies: readonly HostDeployPolicy[], claimNamespaces: ReadonlyMap<string, string>): TenantView {
+  const name = namespace.metadata.name;
+  return { namespace: name, admitting: admittingPolicies(policies, tenantNamespace(namespace, name)), claimNamespaces };
+}
+
+/** The namespace of each HostClaim, by uid: what decides who a bound host belongs to. */
+export function claimNamespacesOf(claims: readonly ApiObject[]): Map<string, string> {
+  const result = new Map<string, string>();
+  for (const claim of claims) {
+    const { uid, namespace } = claim.metadata;
+    if (uid !== undefined && namespace !== undefined) result.set(uid, namespace);
+  }
+  return result;
+}
+
+export function isVisible(host: BareMetalHost, view: TenantView): boolean {
+  const record = boundRecord(host);
+  if (record !== undefined) return view.claimNamespaces.get(virtualUid(record.uid)) === view.namespace;
+  return isFree(host) && host.metadata.deletionTimestamp === undefined && policiesFor(host, view).length > 0;
+}
+
+/**
+ * The tenant's HardwareData for the host, without a resourceVersion (the
+ * caller gives it one), or undefined when the tenant may not see the host.
+ * `specSchema` is the resolved HardwareDataSpec schema.
+ */
+export function hardwareData(host: BareMetalHost, view: TenantView, specSchema: K8sSchema): ApiObject | undefined {
+  if (!isVisible(host, view)) return undefined;
+  const hostNamespace = host.metadata.namespace ?? '';
+  const labels = sharedLabels(host.metadata.labels ?? {}, policiesFor(host, view));
+  const { creationTimestamp } = host.metadata;
+  return {
+    apiVersion: hardwareDataApiVersion,
+    kind: 'HardwareData',
+    metadata: {
+      name: hardwareDataName(hostNamespace, host.metadata.name),
+      namespace: view.namespace,
+      uid: hardwareDataUid(view.namespace, host.metadata.uid ?? ''),
+      ...(creationTimestamp === undefined ? {} : { creationTimestamp }),
+      ...(Object.keys(labels).length === 0 ? {} : { labels }),
+    },
+    spec: pruneToSchema({ hardware: host.status?.hardware }, specSchema) ?? {},
+  };
+}
+
+/** Derived from the tenant namespace and the host: one host seen by two tenants is two objects. */
+export function hardwareDataUid(tenantNamespace: string, hostUid: string): string {
+  return derivedUid('hardwaredata-uid', tenantNamespace, hostUid);
+}
+
+/** The host labels the policies share, minus infrastructure keys; sorted, so equal sets serialize identically. */
+export function sharedLabels(labels: Readonly<Record<string, string>>, policies: readonly HostDeployPolicy[]): Record<string, string> {
+  const keys = Object.keys(labels)
+    .filter((key) => !isInfrastructureKey(key) && sharesLabelKey(policies, key))
+    .sort();
+  return Object.fromEntries(keys.map((key) => [key, labels[key] ?? '']));
+}
+
+function isInfrastructureKey(key: string): boolean {
+  const slash = key.indexOf('/');
+  if (slash < 0) return false;
+  const domain = key.slice(0, slash);
+  return infrastructureDomains.some((d) => domain === d || domain.endsWith(`.${d}`));
+}
+
+function policiesFor(host: BareMetalHost, view: TenantView): readonly HostDeployPolicy[] {
+  return view.admitting.get(host.metadata.namespace ?? '') ?? [];
+}

@@ -1,0 +1,26 @@
+/**
+ * The Secrets a HostClaim references, by the field that names them: the one
+ * definition the API's access check and the binder's copies both use.
+ */
+
+export type SecretField = 'userData' | 'networkData' | 'metaData' | 'ociAuth';
+
+interface ReferencingSpec {
+  readonly userData?: { readonly name?: unknown } | null;
+  readonly networkData?: { readonly name?: unknown } | null;
+  readonly metaData?: { readonly name?: unknown } | null;
+  readonly image?: { readonly ociAuthSecretName?: unknown } | null;
+}
+
+/** Names of the referenced Secrets (in the claim's own namespace: validation forbids any other). */
+export function secretReferences(spec: ReferencingSpec): Partial<Record<SecretField, string>> {
+  const names: Partial<Record<SecretField, string>> = {};
+  const set = (field: SecretField, name: unknown): void => {
+    if (typeof name === 'string' && name !== '') names[field] = name;
+  };
+  set('userData', spec.userData?.name);
+  set('networkData', spec.networkData?.name);
+  set('metaData', spec.metaData?.name);
+  set('ociAuth', spec.image?.ociAuthSecretName);
+  return names;
+}

@@ -1,0 +1,103 @@
+/**
+ * The generic REST layer with a read-only resource: reads are dispatched to
+ * its store, every write verb is kube's 405, and a read-only resource that
+ * declares a write verb is refused at construction.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tenancyV1alpha1 } from '../../../../src/api/group.js';
+import { restRouter, type ReadOnlyResource } from '../../../../src/api/rest/handler.js';
+import type { ReadableStore } from '../../../../src/api/rest/store.js';
+import type { ApiObject } from '../../../../src/api/rest/types.js';
+import { WatchHub } from '../../../../src/api/rest/watch-hub.js';
+import { notFound } from '../../../../src/api/status.js';
+import { parseAuthenticationConfig } from '../../../../src/auth/authentication-config.js';
+import { Authenticator } from '../../../../src/auth/authenticator.js';
+import { Authorizer } from '../../../../src/auth/authorizer.js';
+import { createLogger } from '../../../../src/observability/logger.js';
+import { ApiServerMetrics } from '../../../../src/observability/metrics.js';
+import { createCertificateAuthority, issueCertificate } from '../../../../src/pki/certificates.js';
+import { hardwareDataStrategy } from '../../../../src/resources/hardwaredata/strategy.js';
+import { HttpsServer } from '../../../../src/server/https-server.js';
+import { buildHandlerChain } from '../../../../src/server/pipeline.js';
+import { TlsContextSwitch } from '../../../../src/server/tls-context.js';
+import { json, request } from '../../../support/https-client.js';
+import { authenticationConfigMapData, createTestPki, type TestPki } from '../../../support/pki.js';
+
+const gr = { group: 'tenancy.metal3.io', resource: 'hardwaredata' };
+const object: ApiObject = {
+  apiVersion: 'tenancy.metal3.io/v1alpha1',
+  kind: 'HardwareData',
+  metadata: { name: 'infra.h1', namespace: 'tenant-a', resourceVersion: '5' },
+  spec: { hardware: { cpu: { arch: 'x86_64', count: 8 }, ramMebibytes: 16384 } },
+};
+
+const store: ReadableStore = {
+  hub: new WatchHub({ resource: gr }),
+  get: (namespace, name) => (namespace === 'tenant-a' && name === 'infra.h1' ? Promise.resolve(object) : Promise.reject(notFound(gr, name))),
+  list: () => Promise.resolve({ apiVersion: 'tenancy.metal3.io/v1alpha1', kind: 'HardwareDataList', metadata: { resourceVersion: '5' }, items: [object] }),
+};
+const resource: ReadOnlyResource = { access: 'read-only', strategy: hardwareDataStrategy, store };
+
+let pki: TestPki;
+let servingCAPem: string;
+let server: HttpsServer;
+let port: number;
+
+beforeAll(async () => {
+  pki = await createTestPki();
+  const servingCA = await createCertificateAuthority('serving-ca');
+  servingCAPem = servingCA.certPem;
+  const serving = await issueCertificate(servingCA, { commonName: 'localhost', dnsNames: ['localhost'], usage: 'server' });
+  const auth = parseAuthenticationConfig(authenticationConfigMapData(pki));
+  const app = buildHandlerChain({
+    logger: createLogger('silent'),
+    metrics: new ApiServerMetrics(),
+    authenticator: new Authenticator(() => auth, { authenticate: () => Promise.resolve({ kind: 'none' as const }) }),
+    authorizer: new Authorizer(() => Promise.resolve({ allowed: false, reason: '' })),
+    inFlightLimits: { readOnly: 10, mutating: 10 },
+    handlers: [restRouter(tenancyV1alpha1, [resource])],
+  });
+  server = new HttpsServer(app, new TlsContextSwitch({ certPem: serving.certPem, keyPem: serving.keyPem }, auth));
+  port = (await server.listen(0, '127.0.0.1')).port;
+});
+
+afterAll(async () => {
+  await server.shutdown(1000);
+});
+
+const collection = '/apis/tenancy.metal3.io/v1alpha1/namespaces/tenant-a/hardwaredata';
+
+function send(method: string, path: string, headers: Record<string, string> = {}) {
+  const admin = { 'X-Remote-User': 'admin', 'X-Remote-Group': 'system:masters' };
+  return request({ port, path, method, headers: { ...admin, ...headers }, caPem: servingCAPem, client: pki.frontProxyClient });
+}
+
+describe('a read-only resource', () => {
+  it('serves get and list from its store, with Table output', async () => {
+    expect(json(await send('GET', `${collection}/infra.h1`))).toEqual(object);
+    const missing = await send('GET', `${collection}/infra.h2`);
+    expect(missing.status).toBe(404);
+    expect(json(missing)['message']).toBe('hardwaredata.tenancy.metal3.io "infra.h2" not found');
+    const table = json(await send('GET', collection, { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' })) as { rows: { cells: unknown[] }[] };
+    expect(table.rows[0]?.cells.slice(0, 6)).toEqual(['infra.h1', null, null, 'x86_64', 8, '16Gi']);
+  });
+
+  it('answers every write verb with kube’s 405', async () => {
+    for (const [method, path] of [
+      ['POST', collection],
+      ['PUT', `${collection}/infra.h1`],
+      ['PATCH', `${collection}/infra.h1`],
+      ['DELETE', `${collection}/infra.h1`],
+      ['DELETE', collection],
+    ] as const) {
+      const res = await send(method, path, { 'Content-Type': 'application/merge-patch+json' });
+      expect(res.status, `${method} ${path}`).toBe(405);
+      expect(json(res)).toMatchObject({ kind: 'Status', reason: 'MethodNotAllowed', message: 'the server does not allow this method on the requested resource' });
+    }
+  });
+
+  it('may not declare a write verb it could never serve', () => {
+    const dishonest: ReadOnlyResource = { ...resource, strategy: { ...hardwareDataStrategy, descriptor: { ...hardwareDataStrategy.descriptor, verbs: ['get', 'create'] } } };
+    expect(() => restRouter(tenancyV1alpha1, [dishonest])).toThrow('hardwaredata is read-only but declares create');
+  });
+});

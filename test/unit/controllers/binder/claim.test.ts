@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import type { ApiObject } from '../../../../src/api/rest/types.js';
+import { bookkeeping, virtualUid } from '../../../../src/backing/storage-mapping.js';
+import { bindingAnnotations, claimOf, hasReleaseFinalizer, releaseFinalizer } from '../../../../src/controllers/binder/claim.js';
+import { hostClaimStorageMapping } from '../../../../src/resources/hostclaim/storage.js';
+import { record } from './fixtures.js';
+
+describe('claimOf', () => {
+  it('reads the tenant namespace, name and virtual uid from the bookkeeping', () => {
+    const claim = claimOf(record({ namespace: 'tenant-b', name: 'db-1', uid: 'rec-1', generation: 4, spec: { poweredOn: true, nodeReuse: 'pool' } }));
+    expect(claim).toBeDefined();
+    expect(claim).toMatchObject({
+      namespace: 'tenant-b',
+      name: 'db-1',
+      uid: virtualUid('rec-1'),
+      generation: 4,
+      identity: { namespace: 'hostclaim-system', name: 'tenant-b.db-1', uid: 'rec-1' },
+      spec: { poweredOn: true, nodeReuse: 'pool' },
+      status: {},
+      deleting: false,
+      chosenHost: undefined,
+      ended: undefined,
+    });
+    expect(claim?.uid).not.toBe('rec-1');
+  });
+
+  it('matches what the storage mapping writes', () => {
+    const mapping = hostClaimStorageMapping('hostclaim-system');
+    const backing = mapping.toBacking({ apiVersion: 'tenancy.metal3.io/v1alpha1', kind: 'HostClaim', metadata: { name: 'web-0', annotations: { note: 'n' } }, spec: {} }, 'tenant-a');
+    const stored: ApiObject = { ...backing, metadata: { ...backing.metadata, uid: 'u-1' } };
+    const claim = claimOf(stored);
+    expect(claim?.namespace).toBe('tenant-a');
+    expect(claim?.name).toBe('web-0');
+    expect(claim?.identity).toEqual({ namespace: 'hostclaim-system', name: 'tenant-a.web-0', uid: 'u-1' });
+    expect(claim?.uid).toBe(mapping.toVirtual(stored)?.metadata.uid);
+    expect(claim?.annotations['note']).toBe('n');
+  });
+
+  it('reads the binding state and deletion', () => {
+    const claim = claimOf(
+      record({
+        annotations: { [bindingAnnotations.host]: 'infra/host-3', [bindingAnnotations.ended]: 'BindingEnded', 'reboot.metal3.io': '' },
+        finalizers: [releaseFinalizer],
+        deletionTimestamp: '2025-01-01T00:00:00Z',
+        status: { poweredOn: true },
+      }),
+    );
+    expect(claim?.chosenHost).toBe('infra/host-3');
+    expect(claim?.ended).toBe('BindingEnded');
+    expect(claim?.deleting).toBe(true);
+    expect(claim?.status).toEqual({ poweredOn: true });
+    expect(claim?.annotations['reboot.metal3.io']).toBe('');
+    expect(claim === undefined ? false : hasReleaseFinalizer(claim)).toBe(true);
+  });
+
+  it('has no release finalizer unless it is there', () => {
+    const claim = claimOf(record({ finalizers: ['example.com/other'] }));
+    expect(claim === undefined ? true : hasReleaseFinalizer(claim)).toBe(false);
+  });
+
+  it('treats a non-object spec or status as empty', () => {
+    const base = record();
+    expect(claimOf({ ...base, spec: 'nonsense', status: null })).toMatchObject({ spec: {}, status: {} });
+    const { spec: _spec, ...noSpec } = base;
+    expect(claimOf(noSpec)?.spec).toEqual({});
+  });
+
+  it('returns undefined for records without bookkeeping, uid or name', () => {
+    const base = record();
+    const without = (mutate: (r: ApiObject) => void): ApiObject => {
+      const copy = structuredClone(base);
+      mutate(copy);
+      return copy;
+    };
+    expect(claimOf(base)).toBeDefined();
+    expect(
+      claimOf(
+        without((r) => {
+          Reflect.deleteProperty(r.metadata.labels ?? {}, bookkeeping.namespaceLabel);
+        }),
+      ),
+    ).toBeUndefined();
+    expect(
+      claimOf(
+        without((r) => {
+          Reflect.deleteProperty(r.metadata.annotations ?? {}, bookkeeping.nameAnnotation);
+        }),
+      ),
+    ).toBeUndefined();
+    expect(
+      claimOf(
+        without((r) => {
+          Reflect.deleteProperty(r.metadata, 'uid');
+        }),
+      ),
+    ).toBeUndefined();
+    expect(
+      claimOf(
+        without((r) => {
+          Reflect.deleteProperty(r.metadata, 'name');
+        }),
+      ),
+    ).toBeUndefined();
+    expect(claimOf({ metadata: { name: 'x', uid: 'u' } })).toBeUndefined();
+  });
+
+  it('returns undefined for records whose bookkeeping disagrees with their name, as the API does', () => {
+    // The API (StorageMapping.toVirtual) refuses such a record; the binder must not act on it either,
+    // or it would bind hosts and copy Secrets for a claim no tenant can see, in another tenant's name.
+    const forged = record({ namespace: 'tenant-a', name: 'web-0' });
+    forged.metadata.labels = { ...forged.metadata.labels, [bookkeeping.namespaceLabel]: 'tenant-b' };
+    expect(hostClaimStorageMapping('hostclaim-system').toVirtual(forged)).toBeUndefined();
+    expect(claimOf(forged)).toBeUndefined();
+  });
+});

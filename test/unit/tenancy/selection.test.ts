@@ -1,0 +1,332 @@
+import { describe, expect, it } from 'vitest';
+import { hostKeys, type BareMetalHost, type HostDeployPolicy } from '../../../src/metal3/types.js';
+import {
+  admittedHostNamespaces,
+  hostKey,
+  isCandidate,
+  matchesSelector,
+  nodeReuseLabelValue,
+  selectHost,
+  type HostSelector,
+  type SelectionRequest,
+} from '../../../src/tenancy/selection.js';
+
+interface HostOptions {
+  namespace?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  state?: string;
+  errorMessage?: string;
+  operationalStatus?: string;
+  deletionTimestamp?: string;
+  consumerRef?: BareMetalHost['spec']['consumerRef'];
+}
+
+function host(name: string, options: HostOptions = {}): BareMetalHost {
+  return {
+    apiVersion: 'metal3.io/v1alpha1',
+    kind: 'BareMetalHost',
+    metadata: {
+      name,
+      namespace: options.namespace ?? 'infra',
+      ...(options.labels === undefined ? {} : { labels: options.labels }),
+      ...(options.annotations === undefined ? {} : { annotations: options.annotations }),
+      ...(options.deletionTimestamp === undefined ? {} : { deletionTimestamp: options.deletionTimestamp }),
+    },
+    spec: { online: false, ...(options.consumerRef === undefined ? {} : { consumerRef: options.consumerRef }) },
+    status: {
+      provisioning: { state: options.state ?? 'available' },
+      ...(options.errorMessage === undefined ? {} : { errorMessage: options.errorMessage }),
+      ...(options.operationalStatus === undefined ? {} : { operationalStatus: options.operationalStatus }),
+    },
+  };
+}
+
+function policy(namespace: string, names?: string[]): HostDeployPolicy {
+  return { metadata: { name: 'p', namespace }, spec: { hostClaimNamespaces: names === undefined ? {} : { names } } };
+}
+
+function request(overrides: Partial<SelectionRequest> = {}): SelectionRequest {
+  return { namespace: { name: 'tenant-a', labels: {} }, ...overrides };
+}
+
+const infraPolicy = [policy('infra')];
+const none = new Set<string>();
+
+function selectedName(selection: ReturnType<typeof selectHost>): string | undefined {
+  return selection.kind === 'selected' ? hostKey(selection.host) : undefined;
+}
+
+describe('selectHost', () => {
+  it('says NoAdmittingPolicy when no policy admits the namespace, even with free hosts', () => {
+    const hosts = [host('h-0')];
+    expect(selectHost(request(), hosts, [], none)).toEqual({ kind: 'none', reason: 'NoAdmittingPolicy' });
+    expect(selectHost(request(), hosts, [policy('infra', ['tenant-b'])], none)).toEqual({ kind: 'none', reason: 'NoAdmittingPolicy' });
+    // A policy without hostClaimNamespaces admits nothing.
+    expect(selectHost(request(), hosts, [{ metadata: { name: 'p', namespace: 'infra' }, spec: {} }], none)).toEqual({
+      kind: 'none',
+      reason: 'NoAdmittingPolicy',
+    });
+  });
+
+  it('says NoBareMetalHost when a policy admits but no host qualifies', () => {
+    expect(selectHost(request(), [], infraPolicy, none)).toEqual({ kind: 'none', reason: 'NoBareMetalHost' });
+    expect(selectHost(request(), [host('h-0', { state: 'provisioned' })], infraPolicy, none)).toEqual({ kind: 'none', reason: 'NoBareMetalHost' });
+  });
+
+  it('only considers hosts in admitted namespaces', () => {
+    const hosts = [host('a-host', { namespace: 'other' }), host('z-host', { namespace: 'infra' })];
+    expect(selectedName(selectHost(request(), hosts, infraPolicy, none))).toBe('infra/z-host');
+    expect(selectHost(request(), [host('a-host', { namespace: 'other' })], infraPolicy, none)).toEqual({ kind: 'none', reason: 'NoBareMetalHost' });
+  });
+
+  it('chooses among every admitted namespace, in name order', () => {
+    const hosts = [host('b', { namespace: 'infra-2' }), host('c', { namespace: 'infra-1' }), host('a', { namespace: 'infra-2' })];
+    const policies = [policy('infra-1'), policy('infra-2')];
+    expect(selectedName(selectHost(request(), hosts, policies, none))).toBe('infra-1/c');
+    expect(selectedName(selectHost(request(), [host('b', { namespace: 'infra-2' }), host('a', { namespace: 'infra-2' })], policies, none))).toBe('infra-2/a');
+  });
+
+  it('restricts to inNamespace when it is admitted', () => {
+    const hosts = [host('a', { namespace: 'infra-1' }), host('b', { namespace: 'infra-2' })];
+    const policies = [policy('infra-1'), policy('infra-2')];
+    const selection = selectHost(request({ hostSelector: { inNamespace: 'infra-2' } }), hosts, policies, none);
+    expect(selectedName(selection)).toBe('infra-2/b');
+    // inNamespace admitted but with no free host there: nothing, even though infra-1 has one.
+    expect(selectHost(request({ hostSelector: { inNamespace: 'infra-2' } }), [hosts[0]!], policies, none)).toEqual({ kind: 'none', reason: 'NoBareMetalHost' });
+  });
+
+  it('yields nothing when inNamespace is not admitted', () => {
+    const hosts = [host('a', { namespace: 'infra-1' }), host('b', { namespace: 'forbidden' })];
+    const selection = selectHost(request({ hostSelector: { inNamespace: 'forbidden' } }), hosts, [policy('infra-1'), policy('forbidden', ['tenant-b'])], none);
+    expect(selection.kind).toBe('none');
+    expect(selection).toEqual({ kind: 'none', reason: 'NoAdmittingPolicy' });
+  });
+
+  it('skips reserved hosts', () => {
+    const hosts = [host('a'), host('b')];
+    expect(selectedName(selectHost(request(), hosts, infraPolicy, new Set(['infra/a'])))).toBe('infra/b');
+    expect(selectHost(request(), hosts, infraPolicy, new Set(['infra/a', 'infra/b']))).toEqual({ kind: 'none', reason: 'NoBareMetalHost' });
+    // Reservation is by namespace and name.
+    expect(selectedName(selectHost(request(), [host('a')], infraPolicy, new Set(['other/a'])))).toBe('infra/a');
+  });
+
+  it('applies the host selector', () => {
+    const hosts = [host('a', { labels: { size: 'small' } }), host('b', { labels: { size: 'large', gpu: 'yes' } })];
+    expect(selectedName(selectHost(request({ hostSelector: { matchLabels: { size: 'large' } } }), hosts, infraPolicy, none))).toBe('infra/b');
+    expect(selectHost(request({ hostSelector: { matchLabels: { size: 'medium' } } }), hosts, infraPolicy, none)).toEqual({
+      kind: 'none',
+      reason: 'NoBareMetalHost',
+    });
+    expect(selectedName(selectHost(request({ hostSelector: { matchExpressions: [{ key: 'gpu', operator: '!' }] } }), hosts, infraPolicy, none))).toBe(
+      'infra/a',
+    );
+  });
+
+  it('prefers the node-reuse pool, then the failure domain, then name order', () => {
+    const reuse = nodeReuseLabelValue('tenant-a', 'workers');
+    const fd = hostKeys.failureDomain;
+    const nr = hostKeys.nodeReuse;
+    const plain = host('a-plain');
+    const inDomain = host('b-domain', { labels: { [fd]: 'rack-1' } });
+    const inPool = host('c-pool', { labels: { [nr]: reuse } });
+    const inBoth = host('d-both', { labels: { [nr]: reuse, [fd]: 'rack-1' } });
+    const otherPool = host('0-other-pool', { labels: { [nr]: nodeReuseLabelValue('tenant-b', 'workers') } });
+    const req = request({ nodeReuse: 'workers', failureDomain: 'rack-1' });
+
+    expect(selectedName(selectHost(req, [plain, inDomain, inPool, inBoth, otherPool], infraPolicy, none))).toBe('infra/d-both');
+    // Pool beats failure domain.
+    expect(selectedName(selectHost(req, [plain, inDomain, inPool, otherPool], infraPolicy, none))).toBe('infra/c-pool');
+    // Failure domain beats name order.
+    expect(selectedName(selectHost(req, [plain, inDomain, otherPool], infraPolicy, none))).toBe('infra/b-domain');
+    // Then name order (another tenant's pool is not a preference).
+    expect(selectedName(selectHost(req, [plain, otherPool], infraPolicy, none))).toBe('infra/0-other-pool');
+    // No pool named: a pool mark gives no preference.
+    expect(selectedName(selectHost(request({ failureDomain: 'rack-1' }), [plain, inPool, inDomain], infraPolicy, none))).toBe('infra/b-domain');
+    expect(selectedName(selectHost(request({ nodeReuse: '' }), [inPool, plain], infraPolicy, none))).toBe('infra/a-plain');
+  });
+
+  it('is reproducible whatever the input order, and does not reorder its input', () => {
+    const hosts = [host('h-3'), host('h-1'), host('h-2')];
+    const before = hosts.map((h) => h.metadata.name);
+    expect(selectedName(selectHost(request(), hosts, infraPolicy, none))).toBe('infra/h-1');
+    expect(selectedName(selectHost(request(), [...hosts].reverse(), infraPolicy, none))).toBe('infra/h-1');
+    expect(hosts.map((h) => h.metadata.name)).toEqual(before);
+  });
+});
+
+describe('isCandidate', () => {
+  it('accepts a free, available or ready host without error', () => {
+    expect(isCandidate(host('h', { state: 'available' }))).toBe(true);
+    expect(isCandidate(host('h', { state: 'ready' }))).toBe(true);
+    expect(isCandidate(host('h', { consumerRef: null }))).toBe(true);
+    expect(isCandidate(host('h', { errorMessage: '' }))).toBe(true);
+    expect(isCandidate(host('h', { operationalStatus: 'OK' }))).toBe(true);
+  });
+
+  it('rejects hosts with a consumer', () => {
+    expect(isCandidate(host('h', { consumerRef: { kind: 'Metal3Machine', name: 'm', namespace: 'x' } }))).toBe(false);
+    expect(isCandidate(host('h', { consumerRef: {} }))).toBe(false);
+  });
+
+  it('rejects hosts being deleted', () => {
+    expect(isCandidate(host('h', { deletionTimestamp: '2024-01-01T00:00:00Z' }))).toBe(false);
+  });
+
+  it('rejects every state other than available and ready', () => {
+    for (const state of [
+      '',
+      'registering',
+      'inspecting',
+      'preparing',
+      'provisioning',
+      'provisioned',
+      'deprovisioning',
+      'externally provisioned',
+      'match profile',
+      'powering off before delete',
+      'deleting',
+      'unmanaged',
+    ]) {
+      expect(isCandidate(host('h', { state })), state).toBe(false);
+    }
+    const noStatus: BareMetalHost = { metadata: { name: 'h', namespace: 'infra' }, spec: {} };
+    expect(isCandidate(noStatus)).toBe(false);
+  });
+
+  it('rejects hosts with an error', () => {
+    expect(isCandidate(host('h', { errorMessage: 'BMC unreachable' }))).toBe(false);
+  });
+
+  it('rejects paused, detached and unhealthy hosts, whatever the annotation value', () => {
+    for (const key of [hostKeys.paused, hostKeys.detached, hostKeys.unhealthy]) {
+      expect(isCandidate(host('h', { annotations: { [key]: '' } })), key).toBe(false);
+      expect(isCandidate(host('h', { annotations: { [key]: 'metal3.io/capm3' } })), key).toBe(false);
+    }
+    expect(isCandidate(host('h', { operationalStatus: 'detached' }))).toBe(false);
+    // Unrelated annotations and the wrong pause key do not matter.
+    expect(isCandidate(host('h', { annotations: { 'paused.metal3.io': '', note: 'x' } }))).toBe(true);
+  });
+});
+
+describe('matchesSelector', () => {
+  const labels = { size: 'large', zone: 'z1', gpu: '' };
+  const h = host('h', { labels });
+  const sel = (selector: HostSelector): boolean => matchesSelector(h, selector);
+
+  it('matches everything without a selector', () => {
+    expect(matchesSelector(h, undefined)).toBe(true);
+    expect(matchesSelector(host('bare'), {})).toBe(true);
+  });
+
+  it('requires every matchLabels entry', () => {
+    expect(sel({ matchLabels: { size: 'large' } })).toBe(true);
+    expect(sel({ matchLabels: { size: 'large', zone: 'z1' } })).toBe(true);
+    expect(sel({ matchLabels: { size: 'large', zone: 'z2' } })).toBe(false);
+    expect(sel({ matchLabels: { missing: '' } })).toBe(false);
+    expect(sel({ matchLabels: { gpu: '' } })).toBe(true);
+    expect(matchesSelector(host('bare'), { matchLabels: { size: 'large' } })).toBe(false);
+  });
+
+  it('supports the label-selection operators in, notin, exists and !', () => {
+    expect(sel({ matchExpressions: [{ key: 'zone', operator: 'in', values: ['z1', 'z2'] }] })).toBe(true);
+    expect(sel({ matchExpressions: [{ key: 'zone', operator: 'in', values: ['z2'] }] })).toBe(false);
+    expect(sel({ matchExpressions: [{ key: 'missing', operator: 'in', values: ['z1'] }] })).toBe(false);
+    expect(sel({ matchExpressions: [{ key: 'zone', operator: 'notin', values: ['z2'] }] })).toBe(true);
+    expect(sel({ matchExpressions: [{ key: 'zone', operator: 'notin', values: ['z1'] }] })).toBe(false);
+    expect(sel({ matchExpressions: [{ key: 'missing', operator: 'notin', values: ['z1'] }] })).toBe(true);
+    expect(sel({ matchExpressions: [{ key: 'gpu', operator: 'exists' }] })).toBe(true);
+    expect(sel({ matchExpressions: [{ key: 'missing', operator: 'exists' }] })).toBe(false);
+    expect(sel({ matchExpressions: [{ key: 'missing', operator: '!' }] })).toBe(true);
+    expect(sel({ matchExpressions: [{ key: 'gpu', operator: '!' }] })).toBe(false);
+    expect(sel({ matchExpressions: [{ key: 'zone', operator: '=', values: ['z1'] }] })).toBe(true);
+    expect(sel({ matchExpressions: [{ key: 'zone', operator: '==', values: ['z2'] }] })).toBe(false);
+    expect(sel({ matchExpressions: [{ key: 'zone', operator: '!=', values: ['z2'] }] })).toBe(true);
+  });
+
+  it('never matches an unknown operator', () => {
+    expect(sel({ matchExpressions: [{ key: 'zone', operator: 'Gt', values: ['0'] }] })).toBe(false);
+    expect(sel({ matchExpressions: [{ key: 'zone', operator: 'In', values: ['z1'] }] })).toBe(false);
+  });
+
+  it('requires matchLabels and every expression together', () => {
+    expect(sel({ matchLabels: { size: 'large' }, matchExpressions: [{ key: 'zone', operator: 'in', values: ['z1'] }, { key: 'gpu', operator: 'exists' }] })).toBe(true);
+    expect(sel({ matchLabels: { size: 'large' }, matchExpressions: [{ key: 'zone', operator: 'in', values: ['z1'] }, { key: 'gpu', operator: '!' }] })).toBe(
+      false,
+    );
+    expect(sel({ matchLabels: { size: 'small' }, matchExpressions: [{ key: 'zone', operator: 'in', values: ['z1'] }] })).toBe(false);
+  });
+});
+
+describe('admittedHostNamespaces', () => {
+  it('lists the admitting namespaces, narrowed by inNamespace', () => {
+    const policies = [policy('infra-1'), policy('infra-2', ['tenant-a']), policy('infra-3', ['tenant-b'])];
+    expect([...admittedHostNamespaces(request(), policies)].sort()).toEqual(['infra-1', 'infra-2']);
+    expect([...admittedHostNamespaces(request({ hostSelector: { inNamespace: 'infra-2' } }), policies)]).toEqual(['infra-2']);
+    expect([...admittedHostNamespaces(request({ hostSelector: { inNamespace: 'infra-3' } }), policies)]).toEqual([]);
+    expect([...admittedHostNamespaces(request({ hostSelector: { inNamespace: '' } }), policies)].sort()).toEqual(['infra-1', 'infra-2']);
+  });
+});
+
+describe('nodeReuseLabelValue', () => {
+  const validLabelValue = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+  it('is the readable <namespace>.<pool> when that is a valid label value', () => {
+    expect(nodeReuseLabelValue('tenant-a', 'workers')).toBe('tenant-a.workers');
+    expect(nodeReuseLabelValue('t', 'Pool_1')).toBe('t.Pool_1');
+    const exactly63 = nodeReuseLabelValue('n'.repeat(31), 'p'.repeat(31));
+    expect(exactly63).toBe(`${'n'.repeat(31)}.${'p'.repeat(31)}`);
+    expect(exactly63).toHaveLength(63);
+  });
+
+  it('is always a valid label value of at most 63 characters', () => {
+    const inputs: [string, string][] = [
+      ['tenant-a', 'workers'],
+      ['n'.repeat(63), 'p'],
+      ['n'.repeat(31), 'p'.repeat(32)],
+      ['tenant-a', 'p'.repeat(200)],
+      ['tenant-a', 'pool-'],
+      ['tenant-a', '-pool'],
+      ['tenant-a', ''],
+      ['tenant-a', 'has space'],
+      ['tenant-a', 'slash/pool'],
+      ['tenant-a', 'ünïcode'],
+    ];
+    for (const [namespace, pool] of inputs) {
+      const value = nodeReuseLabelValue(namespace, pool);
+      expect(value.length, `${namespace}/${pool}`).toBeLessThanOrEqual(63);
+      expect(value, `${namespace}/${pool}`).toMatch(validLabelValue);
+      expect(value).not.toBe('');
+    }
+  });
+
+  // Namespaces are DNS labels (no dots, no slashes), which is what makes both forms unambiguous.
+  it('is deterministic and distinct for distinct inputs', () => {
+    const inputs: [string, string][] = [
+      ['tenant-a', 'workers'],
+      ['tenant-a', 'workers2'],
+      ['tenant-b', 'workers'],
+      ['tenant-a-workers', 'x'],
+      ['tenant', 'a.workers'],
+      ['tenant-a', 'p'.repeat(100)],
+      ['tenant-a', 'p'.repeat(101)],
+      ['tenant-b', 'p'.repeat(100)],
+      ['n'.repeat(63), 'p'],
+      ['n'.repeat(63), 'q'],
+      ['tenant-a', 'pool-'],
+      ['tenant-a', 'pool_'],
+      ['tenant-a', ''],
+      ['tenant-a', 'a/b'],
+      ['tenant-a', 'a_b'],
+    ];
+    const values = inputs.map(([namespace, pool]) => nodeReuseLabelValue(namespace, pool));
+    expect(new Set(values).size).toBe(inputs.length);
+    expect(inputs.map(([namespace, pool]) => nodeReuseLabelValue(namespace, pool))).toEqual(values);
+  });
+
+  it('never collides between the readable and the digest forms', () => {
+    const digest = nodeReuseLabelValue('tenant-a', 'p'.repeat(100));
+    expect(digest).not.toContain('.');
+    expect(nodeReuseLabelValue('tenant-a', 'x')).toContain('.');
+  });
+});

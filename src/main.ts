@@ -1,8 +1,10 @@
 /**
  * Entry point: wires configuration, the kube-apiserver client, the
- * delegated authentication/authorization, the request pipeline and the
- * HTTPS listener, and owns the process lifecycle.
+ * delegated authentication/authorization, the request pipeline, the HTTPS
+ * listener and the leader-elected binder, and owns the process lifecycle.
  */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { tenancyV1alpha1 } from './api/group.js';
 import { discoveryRouter } from './api/discovery-handler.js';
 import { openAPIRouter } from './api/openapi/handler.js';
@@ -36,8 +38,6 @@ import { HardwareDataStore } from './resources/hardwaredata/store.js';
 import { hardwareDataStrategy } from './resources/hardwaredata/strategy.js';
 import { LeaderElector } from './backing/leader-election.js';
 import { Binder } from './controllers/binder/binder.js';
-import { hostname } from 'node:os';
-import { randomUUID } from 'node:crypto';
 
 async function main(): Promise<void> {
   const logger = createLogger();

@@ -16,7 +16,7 @@ import { ApiError, badRequest, conflict, internalError, notFound, type GroupReso
 import type { ApiObject, ObjectList } from '../api/rest/types.js';
 import { Informer } from './informer.js';
 import { renamer, translateBackingError, type VirtualTarget } from './errors.js';
-import { KubeApiError, type KubeClient } from './kube-client.js';
+import { KubeApiError, type KubeClient, type KubeStatus } from './kube-client.js';
 import { backingName, bookkeeping, virtualUid, type StorageMapping } from './storage-mapping.js';
 import type { WatchHub } from '../api/rest/watch-hub.js';
 import type { DeleteOptions, Deleted, ListQuery, WritableStore, WriteQuery, Written } from '../api/rest/store.js';
@@ -153,7 +153,7 @@ export class RecordStore implements WritableStore {
     const target = this.target(namespace, name);
     const preconditions = await this.backingPreconditions(target, options.preconditions);
     const response = await this.backing(target, () =>
-      this.client.request<ApiObject | { kind: 'Status' }>('DELETE', `${this.collectionPath}/${target.backingName}`, {
+      this.client.request<ApiObject>('DELETE', `${this.collectionPath}/${target.backingName}`, {
         body: {
           apiVersion: 'v1',
           kind: 'DeleteOptions',
@@ -163,12 +163,13 @@ export class RecordStore implements WritableStore {
         },
       }),
     );
-    if (response.kind === 'Status' || !('metadata' in response)) {
-      return { kind: 'deleted', object: { metadata: { name, namespace } } };
+    if (response.kind === 'Status') {
+      const recordUid = (response as KubeStatus).details?.uid;
+      return { kind: 'gone', name, ...(recordUid === undefined ? {} : { uid: virtualUid(recordUid) }) };
     }
     const object = this.virtualOf(response, target);
     const stillThere = (response.metadata.finalizers ?? []).length > 0 && options.dryRun === undefined;
-    return { kind: stillThere ? 'pending' : 'deleted', object };
+    return stillThere ? { kind: 'pending', object } : { kind: 'gone', name, ...(object.metadata.uid === undefined ? {} : { uid: object.metadata.uid }) };
   }
 
   /**

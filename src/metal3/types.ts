@@ -5,20 +5,12 @@
  * because writes send back the object as read.
  */
 
+import type { ObjectMeta } from '../api/rest/types.js';
+
 export const metal3GroupVersion = 'metal3.io/v1alpha1';
 
-export interface Metadata {
-  name: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  finalizers?: string[];
-}
+/** Object metadata as the API layer types it, with the name always present. */
+export type Metadata = Omit<ObjectMeta, 'name'> & { name: string };
 
 export interface ObjectReference {
   apiVersion?: string;

@@ -303,3 +303,21 @@ describe('what a tenant can read', () => {
     await deletePolicy('leaks');
   }, 180_000);
 });
+
+describe('a host removed by the admin', () => {
+  it('ends the binding with a clear condition, and the claim is not silently moved', async () => {
+    await applyPolicy('removal', { names: ['tenant-a'] });
+    await ok('tenant-a', ['-n', 'tenant-a', 'create', '-f', '-'], claimManifest('stranded', {}));
+    // Every host matches; the binder picks in name order, so db-0.
+    await waitForClaim('tenant-a', 'tenant-a', 'stranded', (c) => c.status?.bareMetalHost?.name === 'db-0', 'bound to db-0');
+    await ok('admin', ['-n', INFRA, 'delete', 'baremetalhosts.metal3.io', 'db-0', '--wait', '--timeout=120s']);
+    const ended = await waitForClaim('tenant-a', 'tenant-a', 'stranded', (c) => condition(c, 'Associated')?.reason === 'MissingBareMetalHost', 'binding ended');
+    expect(condition(ended, 'Associated')?.status).toBe('False');
+    expect(ended.status?.bareMetalHost).toBeUndefined();
+    // A free worker host exists, yet the claim stays unbound: its workload is gone, not moved.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect((await getClaim('tenant-a', 'tenant-a', 'stranded')).status?.bareMetalHost).toBeUndefined();
+    await ok('tenant-a', ['-n', 'tenant-a', 'delete', 'hostclaims.tenancy.metal3.io', 'stranded', '--wait', '--timeout=60s']);
+    await deletePolicy('removal');
+  }, 180_000);
+});

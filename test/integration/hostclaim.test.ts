@@ -73,7 +73,13 @@ describe('the aggregator flow (create 201, list, get, delete, list)', () => {
     };
     expect(list.kind).toBe('HostClaimList');
     expect(list.items.map((i) => i.metadata.name)).toContain('flow');
-    await ok('tenant-a', ['delete', '--raw', '/apis/tenancy.metal3.io/v1alpha1/namespaces/tenant-a/hostclaims/flow']);
+    // As kube-apiserver does for a custom resource deleted at once: a Success Status naming it, with its uid.
+    const deleted = JSON.parse(await ok('tenant-a', ['delete', '--raw', '/apis/tenancy.metal3.io/v1alpha1/namespaces/tenant-a/hostclaims/flow'])) as unknown;
+    expect(deleted).toMatchObject({
+      kind: 'Status',
+      status: 'Success',
+      details: { name: 'flow', group: 'tenancy.metal3.io', kind: 'hostclaims', uid: created.metadata.uid },
+    });
     const after = await kubectl('tenant-a', ['-n', 'tenant-a', 'get', 'hostclaim', 'flow']);
     expect(after.stderr).toContain('hostclaims.tenancy.metal3.io "flow" not found');
   });

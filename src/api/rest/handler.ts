@@ -395,12 +395,13 @@ async function deleteObject(call: WriteCall): Promise<void> {
     respondObject(call.req, call.res, 200, result.object, call.resource.strategy);
     return;
   }
+  // What kube-apiserver answers for a custom resource deleted at once (it does not return the object).
   writeJson(call.res, 200, {
     kind: 'Status',
     apiVersion: 'v1',
     metadata: {},
     status: 'Success',
-    details: { name: call.info.name, group: call.gv.group, kind: call.info.resource, ...(result.object.metadata.uid === undefined ? {} : { uid: result.object.metadata.uid }) },
+    details: { name: result.name, group: call.gv.group, kind: call.info.resource, ...(result.uid === undefined ? {} : { uid: result.uid }) },
   });
 }
 
@@ -441,7 +442,8 @@ async function deleteCollection(call: WriteCall): Promise<void> {
   const deleted: ApiObject[] = [];
   for (const object of list.items) {
     try {
-      deleted.push((await deleteOne(call, object.metadata.name ?? '', options)).object);
+      const result = await deleteOne(call, object.metadata.name ?? '', options);
+      deleted.push(result.kind === 'pending' ? result.object : object);
     } catch (error) {
       // Already gone is what the caller wanted.
       if (!(error instanceof ApiError && error.reason === 'NotFound')) throw error;

@@ -36,7 +36,14 @@ export interface DeleteOptions {
   readonly dryRun?: readonly string[];
 }
 
-export type Deleted = { readonly kind: 'deleted'; readonly object: ApiObject } | { readonly kind: 'pending'; readonly object: ApiObject };
+/**
+ * The outcome of a delete: gone (kube-apiserver answers a custom resource's
+ * immediate deletion with a Status naming it, not with the object), or
+ * still there with a deletionTimestamp while finalizers run.
+ */
+export type Deleted =
+  | { readonly kind: 'gone'; readonly name: string; readonly uid?: string }
+  | { readonly kind: 'pending'; readonly object: ApiObject };
 
 export interface ReadableStore {
   /** The in-memory state and watch fan-out every watch of the resource subscribes to. */

@@ -23,7 +23,7 @@ import { sameJson } from '../../backing/json.js';
 import { KubeApiError, type KubeClient } from '../../backing/kube-client.js';
 import type { Logger } from '../../observability/logger.js';
 import { hostClaimRecord } from '../../resources/hostclaim/storage.js';
-import { hostKeys, metal3Paths, provisioningState, type BareMetalHost, type HostDeployPolicy, type Namespace } from '../../metal3/types.js';
+import { hostKeys, metal3GroupVersion, metal3Paths, provisioningState, type BareMetalHost, type HostDeployPolicy, type Namespace } from '../../metal3/types.js';
 import { boundRecord, recordConsumerRef } from '../../tenancy/host-references.js';
 import { admits, allowsDetaching, tenantNamespace } from '../../tenancy/policy.js';
 import {
@@ -306,7 +306,7 @@ export class Binder {
     }
     if (!authorized && claim.status.conditions?.find((c) => c.type === 'Authorized')?.status !== 'False') {
       this.events.record(
-        { apiVersion: 'metal3.io/v1alpha1', kind: 'BareMetalHost', namespace: hostNamespace, name: host.metadata.name, ...(host.metadata.uid === undefined ? {} : { uid: host.metadata.uid }) },
+        { apiVersion: metal3GroupVersion, kind: 'BareMetalHost', namespace: hostNamespace, name: host.metadata.name, ...(host.metadata.uid === undefined ? {} : { uid: host.metadata.uid }) },
         'Warning',
         'PolicyRevoked',
         `No HostDeployPolicy admits namespace ${claim.namespace} any more; the host stays bound to its claim until the claim is deleted.`,

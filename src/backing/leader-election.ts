@@ -45,7 +45,7 @@ export class LeaderElector {
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;
   private readonly path: string;
-  private observed: { resourceVersion: string; holder: string; at: number } | undefined;
+  private observed: { resourceVersion: string; at: number } | undefined;
   private leading: AbortController | undefined;
   private stopped = false;
   private timer: NodeJS.Timeout | undefined;
@@ -165,7 +165,7 @@ export class LeaderElector {
   private observe(lease: Lease): void {
     const resourceVersion = lease.metadata.resourceVersion ?? '';
     if (this.observed?.resourceVersion === resourceVersion) return;
-    this.observed = { resourceVersion, holder: lease.spec.holderIdentity ?? '', at: Date.now() };
+    this.observed = { resourceVersion, at: Date.now() };
   }
 
   private becomeLeader(): void {

@@ -48,7 +48,7 @@ export type Deleted =
 export interface ReadableStore {
   /** The in-memory state and watch fan-out every watch of the resource subscribes to. */
   readonly hub: WatchHub;
-  /** resourceVersion: undefined for a consistent read; otherwise kube's semantics ("0": any cached state). */
+  /** resourceVersion: undefined for a consistent read; otherwise kube's semantics ("0": whatever the cache holds). */
   get(namespace: string, name: string, resourceVersion: string | undefined): Promise<ApiObject>;
   /** namespace undefined: all namespaces. */
   list(namespace: string | undefined, query: ListQuery): Promise<ObjectList>;

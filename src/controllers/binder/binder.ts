@@ -88,7 +88,7 @@ export class Binder {
     this.queue = queue;
     this.informers = informers;
     signal.addEventListener('abort', () => void this.halt(), { once: true });
-    await Promise.all(Object.values(informers).map((i) => (i as Informer<ApiObject>).waitForSync()));
+    await Promise.all(lifecycles(informers).map((i) => i.waitForSync()));
     if (signal.aborted) return;
     this.logger.info('binder: caches synced, reconciling every claim');
     for (const record of informers.records.list()) queue.add(record.metadata.name ?? '');
@@ -101,7 +101,7 @@ export class Binder {
     const { queue, informers } = this;
     this.queue = undefined;
     this.informers = undefined;
-    for (const informer of Object.values(informers ?? {})) (informer as Informer<ApiObject>).stop();
+    for (const informer of informers === undefined ? [] : lifecycles(informers)) informer.stop();
     await queue?.stop();
     this.reserved.clear();
     this.logger.info('binder: stopped');
@@ -137,7 +137,7 @@ export class Binder {
         onError: onError('Secret'),
       }),
     };
-    for (const informer of Object.values(informers)) (informer as Informer<ApiObject>).start();
+    for (const informer of lifecycles(informers)) informer.start();
     return informers;
   }
 
@@ -388,8 +388,8 @@ export class Binder {
   private async writeStatus(claim: Claim, conditions: readonly ConditionInput[], binding: Pick<HostClaimStatus, 'bareMetalHost' | 'poweredOn'>): Promise<ReconcileResult> {
     const status = nextStatus(claim, conditions, binding, new Date().toISOString().replace(/\.\d+Z$/, 'Z'));
     if (sameJson(status, claim.status)) return undefined;
-    this.transitionEvents(claim, status);
-    await this.write(`${this.recordsPath}/${claim.identity.name}/status`, { ...claim.record, status });
+    // Events only for a status that was written: a conflict is retried, and would announce the same change twice.
+    if ((await this.writeRecord({ ...claim.record, status }, '/status')) !== undefined) this.transitionEvents(claim, status);
     return undefined;
   }
 
@@ -410,10 +410,10 @@ export class Binder {
     }
   }
 
-  /** PUT of a record; undefined when it changed or vanished since it was read (the record's next event requeues). */
-  private async writeRecord(record: ApiObject): Promise<ApiObject | undefined> {
+  /** PUT of a record (or its status); undefined when it changed or vanished since it was read (the record's next event requeues). */
+  private async writeRecord(record: ApiObject, subresource: '' | '/status' = ''): Promise<ApiObject | undefined> {
     try {
-      return await this.client.request<ApiObject>('PUT', `${this.recordsPath}/${record.metadata.name ?? ''}`, { body: record });
+      return await this.client.request<ApiObject>('PUT', `${this.recordsPath}/${record.metadata.name ?? ''}${subresource}`, { body: record });
     } catch (error) {
       if (error instanceof KubeApiError && (error.statusCode === 409 || error.statusCode === 404)) return undefined;
       throw error;
@@ -423,15 +423,6 @@ export class Binder {
   /** PUT of a host with the resourceVersion read: a conflict is an error, retried from fresh state. */
   private writeHost(host: BareMetalHost): Promise<BareMetalHost> {
     return this.client.request<BareMetalHost>('PUT', metal3Paths.bareMetalHost(host.metadata.namespace ?? '', host.metadata.name), { body: host });
-  }
-
-  private async write(path: string, body: unknown): Promise<void> {
-    try {
-      await this.client.request('PUT', path, { body });
-    } catch (error) {
-      if (error instanceof KubeApiError && (error.statusCode === 409 || error.statusCode === 404)) return;
-      throw error;
-    }
   }
 
   private async getOrUndefined<T>(path: string): Promise<T | undefined> {
@@ -451,6 +442,13 @@ export class Binder {
     if (this.informers === undefined) throw new Error('binder is not running');
     return this.informers;
   }
+}
+
+/** What the binder does with its informers as a group, whatever they hold. */
+type InformerLifecycle = Pick<Informer<ApiObject>, 'start' | 'stop' | 'waitForSync'>;
+
+function lifecycles(informers: Informers): InformerLifecycle[] {
+  return [informers.hosts, informers.policies, informers.namespaces, informers.records, informers.secrets];
 }
 
 function splitKey(key: string): [string, string] {

@@ -1,7 +1,7 @@
 /** Writes objects and lists in the representation the client negotiated (JSON, Table, PartialObjectMetadata). */
 import type { Request, Response } from 'express';
 import { writeJson } from '../../server/respond.js';
-import type { ResourceStrategy } from './handler.js';
+import type { ResourceStrategy } from './contracts.js';
 import { negotiateOutput, parseIncludeObject, toPartialObjectMetadata, toPartialObjectMetadataList, toTable } from './output.js';
 import type { ApiObject, ObjectList } from './types.js';
 
@@ -49,4 +49,8 @@ export function respondList(req: Request, res: Response, list: ObjectList, strat
         }),
       );
   }
+}
+
+export function sendWarnings(res: Response, warnings: readonly string[]): void {
+  if (warnings.length > 0) res.setHeader('Warning', [...warnings]);
 }

@@ -6,7 +6,7 @@
  * consistently from kube-apiserver first.
  */
 import type { Request, Response } from 'express';
-import type { RestResource } from './handler.js';
+import type { RestResource } from './contracts.js';
 import { encodeWatchEventObject, negotiateOutput, newWatchOutputState, parseIncludeObject, type OutputFormat } from './output.js';
 import { matchesFieldSelector, type ListParameters, type ListScope } from './query.js';
 import type { ApiObject } from './types.js';

@@ -1,5 +1,5 @@
 /** What is specific to HardwareData in the generic REST layer: the table columns (it is read-only). */
-import type { ResourceStrategy } from '../../api/rest/handler.js';
+import type { ResourceStrategy } from '../../api/rest/contracts.js';
 import type { TableColumn } from '../../api/rest/representation.js';
 import type { ApiObject } from '../../api/rest/types.js';
 import { hardwareDataResource } from './descriptor.js';

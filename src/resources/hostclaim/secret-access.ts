@@ -7,7 +7,7 @@
  * itself would authorize a read of that Secret).
  */
 import type { Attributes, Authorizer } from '../../auth/authorizer.js';
-import type { AdmissionRequest } from '../../api/rest/handler.js';
+import type { AdmissionRequest } from '../../api/rest/contracts.js';
 import { forbidden } from '../../api/status.js';
 import { forbiddenMessage } from '../../server/filters/authorization.js';
 import { secretReferences } from '../../tenancy/secret-references.js';

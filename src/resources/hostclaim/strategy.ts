@@ -3,7 +3,7 @@
  * tenant's object must follow beyond its schema, and the table columns.
  */
 import { forbiddenField, invalidValue, type FieldError } from '../../api/field-errors.js';
-import type { WritableResourceStrategy } from '../../api/rest/handler.js';
+import type { WritableResourceStrategy } from '../../api/rest/contracts.js';
 import type { TableColumn } from '../../api/rest/representation.js';
 import type { ApiObject } from '../../api/rest/types.js';
 import { labelSelectorFromHostSelector, type HostSelector } from '../../api/selectors.js';

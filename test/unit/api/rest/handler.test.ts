@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tenancyV1alpha1 } from '../../../../src/api/group.js';
-import { restRouter, type ReadOnlyResource } from '../../../../src/api/rest/handler.js';
+import type { ReadOnlyResource } from '../../../../src/api/rest/contracts.js';
+import { restRouter } from '../../../../src/api/rest/handler.js';
 import type { ReadableStore } from '../../../../src/api/rest/store.js';
 import type { ApiObject } from '../../../../src/api/rest/types.js';
 import { WatchHub } from '../../../../src/api/rest/watch-hub.js';

@@ -1,0 +1,74 @@
+/** delete and deletecollection, with kube's preconditions and garbage-collector finalizers for Foreground/Orphan. */
+import { writeJson } from '../../server/respond.js';
+import { ApiError, conflict, optimisticLockMessage, type GroupResource } from '../status.js';
+import { parseJson, readBody } from './body.js';
+import type { WriteCall } from './contracts.js';
+import { parseDeleteParameters, parseListParameters } from './query.js';
+import { listAll } from './read.js';
+import { respondList, respondObject } from './representation.js';
+import type { ApiObject } from './types.js';
+
+export async function deleteObject(call: WriteCall): Promise<void> {
+  const text = await readBody(call.req);
+  const options = parseDeleteParameters(call.url.searchParams, text.trim() === '' ? undefined : parseJson(text));
+  const result = await deleteOne(call, call.info.name, options);
+  if (result.kind === 'pending') {
+    respondObject(call.req, call.res, 200, result.object, call.resource.strategy);
+    return;
+  }
+  // What kube-apiserver answers for a custom resource deleted at once (it does not return the object).
+  writeJson(call.res, 200, {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Success',
+    details: { name: result.name, group: call.gv.group, kind: call.info.resource, ...(result.uid === undefined ? {} : { uid: result.uid }) },
+  });
+}
+
+/**
+ * Foreground and Orphan deletion are the garbage collector's business: like
+ * kube-apiserver, we only add its finalizer before deleting; the collector
+ * (which watches this API) removes it when the dependents are handled.
+ */
+async function deleteOne(call: WriteCall, name: string, options: ReturnType<typeof parseDeleteParameters>) {
+  const gcFinalizer =
+    options.propagationPolicy === 'Foreground' ? 'foregroundDeletion' : options.propagationPolicy === 'Orphan' || options.orphanDependents === true ? 'orphan' : undefined;
+  const store = call.resource.store;
+  if (gcFinalizer !== undefined && options.dryRun === undefined) {
+    const current = await store.get(call.info.namespace, name, undefined);
+    checkPreconditions(call.gr, name, current, options.preconditions);
+    const finalizers = current.metadata.finalizers ?? [];
+    if (current.metadata.deletionTimestamp === undefined && !finalizers.includes(gcFinalizer)) {
+      current.metadata.finalizers = [...finalizers.filter((f) => f !== 'orphan' && f !== 'foregroundDeletion'), gcFinalizer];
+      await store.update(call.info.namespace, current, '', {});
+    }
+  }
+  return store.delete(call.info.namespace, name, options);
+}
+
+function checkPreconditions(gr: GroupResource, name: string, current: ApiObject, preconditions: { uid?: string; resourceVersion?: string } | undefined): void {
+  if (preconditions?.uid !== undefined && preconditions.uid !== current.metadata.uid) {
+    throw conflict(gr, name, `Precondition failed: UID in precondition: ${preconditions.uid}, UID in object meta: ${current.metadata.uid ?? ''}`);
+  }
+  if (preconditions?.resourceVersion !== undefined && preconditions.resourceVersion !== current.metadata.resourceVersion) {
+    throw conflict(gr, name, optimisticLockMessage);
+  }
+}
+
+export async function deleteCollection(call: WriteCall): Promise<void> {
+  const text = await readBody(call.req);
+  const options = parseDeleteParameters(call.url.searchParams, text.trim() === '' ? undefined : parseJson(text));
+  const list = await listAll(call, parseListParameters(call.url.searchParams));
+  const deleted: ApiObject[] = [];
+  for (const object of list.items) {
+    try {
+      const result = await deleteOne(call, object.metadata.name ?? '', options);
+      deleted.push(result.kind === 'pending' ? result.object : object);
+    } catch (error) {
+      // Already gone is what the caller wanted.
+      if (!(error instanceof ApiError && error.reason === 'NotFound')) throw error;
+    }
+  }
+  respondList(call.req, call.res, { ...list, items: deleted }, call.resource.strategy);
+}

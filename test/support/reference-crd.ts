@@ -1,0 +1,64 @@
+/**
+ * The reference for protocol details: kube-apiserver serving HostClaim as a
+ * plain CustomResourceDefinition (same kind, plural, schema and status
+ * subresource, group `reference.tenancy.test`), with the same RBAC for the
+ * tenants as on tenancy.metal3.io. A test sends one request to both and
+ * compares the answers after `fromReference` has renamed the group.
+ */
+import { loadSchemaSource } from '../../src/api/openapi/schema-source.js';
+import { customResourceDefinition } from '../../src/backing/crd.js';
+import type { DevEnvironment, Tenant } from '../controlplane/environment.js';
+import { TENANTS } from '../controlplane/environment.js';
+import { pollUntil } from '../controlplane/wait.js';
+
+export const SERVED_GROUP = 'tenancy.metal3.io';
+export const REFERENCE_GROUP = 'reference.tenancy.test';
+
+/** Installs the CRD and lets every tenant do everything with it in its own namespace, as the tenant roles allow on ours. */
+export async function installReferenceCrd(env: DevEnvironment): Promise<void> {
+  const crd = customResourceDefinition({
+    group: REFERENCE_GROUP,
+    version: 'v1alpha1',
+    kind: 'HostClaim',
+    plural: 'hostclaims',
+    singular: 'hostclaim',
+    schema: loadSchemaSource().resolvedObjectSchema('HostClaim'),
+  });
+  await env.controlPlane.apply(JSON.stringify(crd));
+  await env.controlPlane.apply(TENANTS.map(tenantRbac).join('\n---\n'));
+  await pollUntil(
+    'the reference CRD to be served',
+    async () => {
+      const response = await env.controlPlane.request('GET', `/apis/${REFERENCE_GROUP}/v1alpha1/hostclaims`);
+      return response.status === 200 ? true : undefined;
+    },
+    { timeoutMs: 60_000 },
+  );
+}
+
+function tenantRbac(tenant: Tenant): string {
+  return `apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: reference-hostclaims, namespace: ${tenant}}
+rules:
+- apiGroups: [${REFERENCE_GROUP}]
+  resources: [hostclaims, hostclaims/status]
+  verbs: ['*']
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: reference-hostclaims, namespace: ${tenant}}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: reference-hostclaims}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: ${tenant}}`;
+}
+
+/** The same request path on the reference CRD. */
+export function toReference(path: string): string {
+  return path.replaceAll(`/apis/${SERVED_GROUP}/`, `/apis/${REFERENCE_GROUP}/`);
+}
+
+/** A reference answer (Status, object, list) as it would read had our group served it. */
+export function fromReference(text: string): string {
+  return text.replaceAll(REFERENCE_GROUP, SERVED_GROUP);
+}

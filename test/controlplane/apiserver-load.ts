@@ -14,10 +14,11 @@ export function kubeApiserverProcess(controlPlane: ControlPlane): ManagedProcess
   return process;
 }
 
-/** Every watch encoding error kube-apiserver has logged since it started. */
-export async function watchEncodingErrors(controlPlane: ControlPlane): Promise<string[]> {
+/** How many watch encoding errors kube-apiserver has logged since it started, and the first few (an assertion's message stays short). */
+export async function watchEncodingErrors(controlPlane: ControlPlane): Promise<{ count: number; first: string[] }> {
   const log = await readFile(kubeApiserverProcess(controlPlane).logFile, 'utf8');
-  return log.split('\n').filter((line) => WATCH_ENCODING_ERROR.test(line));
+  const lines = log.split('\n').filter((line) => WATCH_ENCODING_ERROR.test(line));
+  return { count: lines.length, first: lines.slice(0, 3) };
 }
 
 let clockTicksPerSecond: number | undefined;

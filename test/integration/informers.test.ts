@@ -147,7 +147,7 @@ describe("kube-apiserver under the server's watches", () => {
     // Secrets no claim references: events the binder's watch must carry and ignore.
     await ok('tenant-a', ['-n', 'tenant-a', 'create', 'secret', 'generic', 'unrelated', '--from-literal=k=v']);
     await ok('tenant-a', ['-n', 'tenant-a', 'delete', 'secret', 'unrelated']);
-    expect(await watchEncodingErrors(env.controlPlane)).toEqual([]);
+    expect(await watchEncodingErrors(env.controlPlane)).toEqual({ count: 0, first: [] });
   });
 
   it('leaves kube-apiserver near idle CPU and without watch errors while nothing happens', async () => {
@@ -163,7 +163,9 @@ describe("kube-apiserver under the server's watches", () => {
     console.info(`[informers] kube-apiserver CPU while idle: ${(share * 100).toFixed(1)} % of a core (${used.toFixed(2)} s in ${windowMs / 1000} s)`);
     // Idle, kube-apiserver uses about 1 % of a core here; a watch re-opened in a loop cost 36 %. 10 % leaves
     // room for a loaded shared machine (only kube-apiserver's own CPU time is counted, not the machine's).
-    expect(share).toBeLessThan(0.1);
-    expect(await watchEncodingErrors(env.controlPlane)).toEqual([]);
+    expect.soft(share).toBeLessThan(0.1);
+    const errors = await watchEncodingErrors(env.controlPlane);
+    console.info(`[informers] kube-apiserver logged ${errors.count} watch encoding error lines since it started`);
+    expect(errors).toEqual({ count: 0, first: [] });
   });
 });

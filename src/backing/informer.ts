@@ -3,9 +3,12 @@
  * informer: it relists on 410 Expired, resumes from the last
  * resourceVersion after a normal watch end, and backs off on errors instead
  * of stopping (client-node's informer stops for good on a non-410 error).
+ * Like client-go's reflector, a watch that ends within a second without an
+ * event counts as a failure and backs off (a watch kube-apiserver cannot
+ * serve would otherwise be re-opened in a tight loop).
  * The cache is derived state only: kube-apiserver stays the truth.
  */
-import { KubeApiError, type KubeClient, type WatchEvent } from './kube-client.js';
+import { KubeApiError, type KubeClient, type Representation, type WatchEvent } from './kube-client.js';
 
 export interface ObjectMeta {
   readonly name?: string;
@@ -38,15 +41,21 @@ export interface InformerOptions {
   readonly path: string;
   readonly fieldSelector?: string;
   readonly labelSelector?: string;
-  /** e.g. metadataOnly, to watch only what changed, not the content (Secrets). */
-  readonly accept?: string;
+  /**
+   * 'metadata' caches only names, labels and resourceVersions, like
+   * client-go's metadata informer: for kinds whose content must not be held
+   * (Secrets). The list and the watch each ask for their own kind.
+   */
+  readonly representation?: Representation;
 }
 
-/** Accept header for metadata-only lists and watches (PartialObjectMetadata). */
-export const metadataOnly = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
+/** What an informer needs of the kube client. */
+export type ListWatchClient = Pick<KubeClient, 'list' | 'watch'>;
 
 const minBackoffMs = 800;
 const maxBackoffMs = 30_000;
+/** client-go's reflector: a shorter watch without any event is an error ("very short watch"). */
+const shortWatchMs = 1000;
 
 export class Informer<T extends KubeObject> {
   private readonly store = new Map<string, T>();
@@ -56,7 +65,7 @@ export class Informer<T extends KubeObject> {
   private readonly syncWaiters: (() => void)[] = [];
 
   constructor(
-    private readonly client: KubeClient,
+    private readonly client: ListWatchClient,
     private readonly options: InformerOptions,
     private readonly handlers: InformerHandlers<T> = {},
   ) {}
@@ -94,25 +103,31 @@ export class Informer<T extends KubeObject> {
   private async run(): Promise<void> {
     let backoffMs = minBackoffMs;
     while (!this.abort.signal.aborted) {
+      let failure: unknown;
       try {
         if (this.resourceVersion === '') await this.relist();
-        await this.watchOnce();
-        backoffMs = minBackoffMs;
+        const watched = await this.watchOnce();
+        if (watched.events > 0 || watched.durationMs >= shortWatchMs) {
+          backoffMs = minBackoffMs;
+          continue;
+        }
+        failure = new Error(`very short watch on ${this.options.path}: closed after ${watched.durationMs} ms without an event`);
       } catch (error) {
         if (this.stopped()) return;
         if (isExpired(error)) {
           this.resourceVersion = '';
           continue;
         }
-        this.handlers.onError?.(error);
-        await delay(jitter(backoffMs), this.abort.signal);
-        backoffMs = Math.min(backoffMs * 2, maxBackoffMs);
+        failure = error;
       }
+      this.handlers.onError?.(failure);
+      await delay(jitter(backoffMs), this.abort.signal);
+      backoffMs = Math.min(backoffMs * 2, maxBackoffMs);
     }
   }
 
   private async relist(): Promise<void> {
-    const list = await this.client.request<ObjectList<T>>('GET', this.options.path, { query: this.selectors(), accept: this.options.accept });
+    const list = await this.client.list<ObjectList<T>>(this.options.path, this.selectors(), this.representation(), this.abort.signal);
     this.store.clear();
     // An empty PartialObjectMetadataList has `items: null`.
     const items = list.items ?? [];
@@ -122,17 +137,25 @@ export class Informer<T extends KubeObject> {
     this.markSynced();
   }
 
-  private async watchOnce(): Promise<void> {
+  /** One watch from the current resourceVersion until the server ends it; how long it lasted and what it delivered. */
+  private async watchOnce(): Promise<{ readonly events: number; readonly durationMs: number }> {
     const timeoutSeconds = String(300 + Math.floor(Math.random() * 300));
+    const startedAt = Date.now();
+    let events = 0;
     await this.client.watch<T>(
       this.options.path,
       { ...this.selectors(), resourceVersion: this.resourceVersion, allowWatchBookmarks: 'true', timeoutSeconds },
       (event) => {
+        events += 1;
         this.apply(event);
       },
-      this.abort.signal,
-      this.options.accept,
+      { signal: this.abort.signal, representation: this.representation() },
     );
+    return { events, durationMs: Date.now() - startedAt };
+  }
+
+  private representation(): Representation {
+    return this.options.representation ?? 'full';
   }
 
   private apply(event: WatchEvent<T>): void {

@@ -4,6 +4,10 @@
  * byte), so it talks HTTP itself; @kubernetes/client-node's KubeConfig only
  * supplies the endpoint and credentials (client certs, bearer tokens,
  * in-cluster token files that rotate).
+ *
+ * Metadata-only reads follow client-go's metadata client
+ * (k8s.io/client-go/metadata): a list asks for PartialObjectMetadataList,
+ * a watch for PartialObjectMetadata (each event carries one object).
  */
 import https from 'node:https';
 import { createInterface } from 'node:readline';
@@ -51,10 +55,26 @@ export interface RequestOptions {
   readonly query?: Readonly<Record<string, string | undefined>>;
   readonly body?: unknown;
   readonly contentType?: string;
-  /** Defaults to application/json; e.g. PartialObjectMetadata for metadata-only lists and watches. */
-  readonly accept?: string;
   readonly signal?: AbortSignal;
 }
+
+/** What a list or watch carries: whole objects, or only their metadata (names, labels, resourceVersions). */
+export type Representation = 'full' | 'metadata';
+
+/**
+ * The Accept header for each representation and answer shape. A list and a
+ * watch event are different kinds: asked for PartialObjectMetadataList on a
+ * watch, kube-apiserver fails to encode every event and closes the stream.
+ * No plain-JSON fallback for metadata: a server that cannot answer
+ * metadata-only must fail (406) rather than send whole objects (Secrets).
+ */
+const acceptHeaders: Readonly<Record<Representation, Readonly<Record<'list' | 'watch', string>>>> = {
+  full: { list: 'application/json', watch: 'application/json' },
+  metadata: {
+    list: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1',
+    watch: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1',
+  },
+};
 
 export interface WatchEvent<T> {
   readonly type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
@@ -87,8 +107,12 @@ export class KubeClient {
   }
 
   /** Like request(), keeping the Warning headers. */
-  async call<T>(method: string, path: string, options: RequestOptions = {}): Promise<KubeResponse<T>> {
-    const response = await this.send(method, path, options);
+  call<T>(method: string, path: string, options: RequestOptions = {}): Promise<KubeResponse<T>> {
+    return this.exchange<T>(method, path, options, 'application/json');
+  }
+
+  private async exchange<T>(method: string, path: string, options: RequestOptions, accept: string): Promise<KubeResponse<T>> {
+    const response = await this.send(method, path, options, accept);
     const text = await readBody(response);
     const status = response.statusCode ?? 0;
     const warnings = response.headersDistinct['warning'] ?? [];
@@ -103,22 +127,29 @@ export class KubeClient {
     return this.request<T>('GET', path, { query });
   }
 
+  /** A collection, as whole objects or as a PartialObjectMetadataList. */
+  async list<T>(path: string, query: RequestOptions['query'], representation: Representation, signal?: AbortSignal): Promise<T> {
+    const accept = acceptHeaders[representation].list;
+    return (await this.exchange<T>('GET', path, { query, ...(signal === undefined ? {} : { signal }) }, accept)).body;
+  }
+
   create<T>(path: string, body: unknown): Promise<T> {
     return this.request<T>('POST', path, { body });
   }
 
   /**
-   * Streams a watch. Resolves when the server ends the stream (timeout or
-   * close); rejects on transport errors or a non-200 answer.
+   * Streams a watch, each event's object in the given representation.
+   * Resolves when the server ends the stream (timeout or close); rejects on
+   * transport errors or a non-200 answer.
    */
   async watch<T>(
     path: string,
     query: Readonly<Record<string, string | undefined>>,
     onEvent: (event: WatchEvent<T>) => void,
-    signal?: AbortSignal,
-    accept?: string,
+    options: { readonly signal?: AbortSignal; readonly representation?: Representation } = {},
   ): Promise<void> {
-    const response = await this.send('GET', path, { query: { ...query, watch: 'true' }, signal, accept }, 0);
+    const accept = acceptHeaders[options.representation ?? 'full'].watch;
+    const response = await this.send('GET', path, { query: { ...query, watch: 'true' }, ...(options.signal === undefined ? {} : { signal: options.signal }) }, accept, 0);
     if (response.statusCode !== 200) {
       throw new KubeApiError(response.statusCode ?? 0, parseStatus(await readBody(response)));
     }
@@ -136,6 +167,7 @@ export class KubeClient {
     method: string,
     path: string,
     options: RequestOptions,
+    accept: string,
     timeoutMs = requestTimeoutMs,
   ): Promise<import('node:http').IncomingMessage> {
     const url = new URL(path, this.server);
@@ -146,7 +178,7 @@ export class KubeClient {
     await this.config.applyToHTTPSOptions(requestOptions);
     const headers: Record<string, string> = {
       ...(requestOptions.headers as Record<string, string>),
-      Accept: options.accept ?? 'application/json',
+      Accept: accept,
     };
     const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
     if (payload !== undefined) {

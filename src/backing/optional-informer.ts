@@ -15,11 +15,13 @@ export interface OptionalInformerHandlers<T> extends InformerHandlers<T> {
 export class OptionalInformer<T extends KubeObject> {
   private readonly informer: Informer<T>;
   private absent = false;
+  private readonly syncWaiters: (() => void)[] = [];
 
   constructor(client: KubeClient, options: InformerOptions, handlers: OptionalInformerHandlers<T>) {
     this.informer = new Informer<T>(client, options, {
       onList: (objects, resourceVersion) => {
         this.absent = false;
+        this.markSynced();
         handlers.onList?.(objects, resourceVersion);
       },
       onEvent: (event) => {
@@ -30,6 +32,7 @@ export class OptionalInformer<T extends KubeObject> {
       onError: (error) => {
         if (isNotServed(error) && !this.absent) {
           this.absent = true;
+          this.markSynced();
           handlers.onAbsent?.();
         }
         handlers.onError?.(error);
@@ -50,12 +53,22 @@ export class OptionalInformer<T extends KubeObject> {
     return this.absent || this.informer.hasSynced();
   }
 
+  /** Resolves once loaded, or once known not to be served. */
+  waitForSync(): Promise<void> {
+    if (this.hasSynced()) return Promise.resolve();
+    return new Promise((resolve) => this.syncWaiters.push(resolve));
+  }
+
   list(): T[] {
     return this.absent ? [] : this.informer.list();
   }
 
   get(namespace: string | undefined, name: string): T | undefined {
     return this.absent ? undefined : this.informer.get(namespace, name);
+  }
+
+  private markSynced(): void {
+    for (const resolve of this.syncWaiters.splice(0)) resolve();
   }
 }
 

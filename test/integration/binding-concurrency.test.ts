@@ -75,7 +75,7 @@ class InvariantChecker {
     this.done = admin
       .watch<Host>(hostsPath, { resourceVersion: list.metadata.resourceVersion, timeoutSeconds: '3600' }, ({ type, object }) => {
         if (type === 'ADDED' || type === 'MODIFIED') this.observe(object);
-      }, this.abort.signal)
+      }, { signal: this.abort.signal })
       .catch((error: unknown) => {
         if (!this.abort.signal.aborted) this.violations.push(`invariant watch failed: ${String(error)}`);
       });

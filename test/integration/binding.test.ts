@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createBareMetalHost, getBareMetalHost, waitForProvisioningState } from '../controlplane/baremetal-operator.js';
+import { watchEncodingErrors } from '../controlplane/apiserver-load.js';
 import { startDevEnvironment, type DevEnvironment } from '../controlplane/environment.js';
 import { pollUntil } from '../controlplane/wait.js';
 
@@ -32,7 +33,7 @@ interface Condition {
 }
 
 interface HostClaim {
-  metadata: { name: string; namespace: string; uid: string; annotations?: Record<string, string> };
+  metadata: { name: string; namespace: string; uid: string; resourceVersion: string; annotations?: Record<string, string> };
   status?: {
     conditions?: Condition[];
     bareMetalHost?: { namespace: string; name: string };
@@ -42,7 +43,7 @@ interface HostClaim {
 }
 
 interface Host {
-  metadata: { name: string; namespace: string; annotations?: Record<string, string>; labels?: Record<string, string> };
+  metadata: { name: string; namespace: string; resourceVersion: string; annotations?: Record<string, string>; labels?: Record<string, string> };
   spec: { consumerRef?: { kind?: string; name?: string }; online?: boolean; image?: { url?: string }; userData?: { name?: string; namespace?: string } };
   status?: { poweredOn?: boolean; provisioning?: { state?: string } };
 }
@@ -301,6 +302,54 @@ describe('what a tenant can read', () => {
     await ok('tenant-b', ['-n', 'tenant-b', 'delete', 'hostclaims.tenancy.metal3.io', 'secret-project', '--wait', '--timeout=120s']);
     await pollUntil('every host released', async () => ((await boundHosts()).length === 0 ? true : undefined), { timeoutMs: STATE_TIMEOUT_MS });
     await deletePolicy('leaks');
+  }, 180_000);
+});
+
+describe('Secret copies', () => {
+  it("follow a change of the tenant's Secret within seconds, through the binder's Secret watch", async () => {
+    await applyPolicy('copies', { names: ['tenant-a'] });
+    const setUserData = async (value: string, verb: 'create' | 'replace'): Promise<void> => {
+      const manifest = await ok('tenant-a', ['-n', 'tenant-a', 'create', 'secret', 'generic', 'follow-userdata', `--from-literal=userData=${value}`, '--dry-run=client', '-o', 'json']);
+      await ok('tenant-a', ['-n', 'tenant-a', verb, '-f', '-'], manifest);
+    };
+    const copy = async (): Promise<string | undefined> => {
+      const secret = await env.controlPlane.request('GET', `/api/v1/namespaces/${INFRA}/secrets/tenant-a.follow-userdata`);
+      if (secret.status !== 200) return undefined;
+      return Buffer.from((JSON.parse(secret.body) as { data: Record<string, string> }).data['userData'] ?? '', 'base64').toString();
+    };
+    await setUserData('#cloud-config\nhostname: one', 'create');
+    await ok('tenant-a', ['-n', 'tenant-a', 'create', '-f', '-'], claimManifest('follow', { hostSelector: { matchLabels: { role: 'worker' } }, userData: { name: 'follow-userdata' } }));
+    await waitForClaim('tenant-a', 'tenant-a', 'follow', (c) => condition(c, 'Synchronized')?.status === 'True', 'synchronized');
+    expect(await copy()).toBe('#cloud-config\nhostname: one');
+
+    // Nothing but the Secret may requeue the claim meanwhile: wait until the claim and its host stay unchanged.
+    const versions = async (): Promise<string> => {
+      const claim = await getClaim('tenant-a', 'tenant-a', 'follow');
+      return `${claim.metadata.resourceVersion}/${(await hostOf(claim)).metadata.resourceVersion}`;
+    };
+    let previous = '';
+    const settled = await pollUntil(
+      'the claim and its host to settle',
+      async () => {
+        const current = await versions();
+        const same = current === previous;
+        previous = current;
+        return same ? current : undefined;
+      },
+      { timeoutMs: STATE_TIMEOUT_MS, intervalMs: 3000 },
+    );
+
+    await setUserData('#cloud-config\nhostname: two', 'replace');
+    const changedAt = Date.now();
+    // The binder's Secret informer re-watches only after 300-600 s and relists only on 410 (and a list requeues no
+    // claim), so a copy that follows within 10 s, with the claim and the host unchanged, came through the watch.
+    await pollUntil('the copy to follow the Secret', async () => ((await copy()) === '#cloud-config\nhostname: two' ? true : undefined), { timeoutMs: 10_000, intervalMs: 200 });
+    console.info(`[binding] copy followed its Secret after ${Date.now() - changedAt} ms`);
+    expect(await versions()).toBe(settled);
+
+    await ok('tenant-a', ['-n', 'tenant-a', 'delete', 'hostclaims.tenancy.metal3.io', 'follow', '--wait', '--timeout=120s']);
+    await deletePolicy('copies');
+    expect(await watchEncodingErrors(env.controlPlane)).toEqual({ count: 0, first: [] });
   }, 180_000);
 });
 

@@ -16,9 +16,11 @@
  * - Every step reads fresh state, is idempotent and ends by requeueing, so
  *   any interruption is completed by whichever replica leads next.
  */
+import { once } from 'node:events';
 import type { ApiObject } from '../../api/rest/types.js';
 import { EventRecorder, type EventType } from '../../backing/events.js';
-import { Informer, metadataOnly } from '../../backing/informer.js';
+import { Informer } from '../../backing/informer.js';
+import { isNotServed, OptionalInformer } from '../../backing/optional-informer.js';
 import { sameJson } from '../../backing/json.js';
 import { KubeApiError, type KubeClient } from '../../backing/kube-client.js';
 import type { Logger } from '../../observability/logger.js';
@@ -52,9 +54,10 @@ export interface BinderOptions {
 const workloadStates = new Set(['provisioning', 'provisioned', 'externally provisioned']);
 const orphanPrefix = 'orphan:';
 
+/** BareMetalHosts and HostDeployPolicies are optional: without baremetal-operator's CRDs there are none, and nothing is bound. */
 interface Informers {
-  readonly hosts: Informer<BareMetalHost>;
-  readonly policies: Informer<HostDeployPolicy>;
+  readonly hosts: OptionalInformer<BareMetalHost>;
+  readonly policies: OptionalInformer<HostDeployPolicy>;
   readonly namespaces: Informer<Namespace>;
   readonly records: Informer<ApiObject>;
   readonly secrets: Informer<ApiObject>;
@@ -87,8 +90,9 @@ export class Binder {
     const informers = this.startInformers(queue);
     this.queue = queue;
     this.informers = informers;
-    signal.addEventListener('abort', () => void this.halt(), { once: true });
-    await Promise.all(lifecycles(informers).map((i) => i.waitForSync()));
+    const stopped = once(signal, 'abort').then(() => this.halt());
+    // Leadership lost or shutdown before the caches synced (kube-apiserver unreachable): nothing more to wait for.
+    await Promise.race([Promise.all(lifecycles(informers).map((i) => i.waitForSync())), stopped]);
     if (signal.aborted) return;
     this.logger.info('binder: caches synced, reconciling every claim');
     for (const record of informers.records.list()) queue.add(record.metadata.name ?? '');
@@ -109,20 +113,31 @@ export class Binder {
 
   private startInformers(queue: WorkQueue): Informers {
     const onError = (what: string) => (error: unknown) => {
-      this.logger.warn({ err: error }, `binder: ${what} watch failed; retrying`);
+      // An absent CRD is reported once by onAbsent; the informer keeps retrying and picks it up when installed.
+      if (!isNotServed(error)) this.logger.warn({ err: error }, `binder: ${what} watch failed; retrying`);
     };
     const everyClaim = (): void => {
       for (const record of this.informers?.records.list() ?? []) queue.add(record.metadata.name ?? '');
     };
+    const absent = (what: string) => (): void => {
+      this.logger.info(`binder: ${what} are not served (baremetal-operator's CRDs are not installed); claims stay unbound until they are`);
+      everyClaim();
+    };
     const informers: Informers = {
-      hosts: new Informer<BareMetalHost>(this.client, { path: metal3Paths.bareMetalHosts }, {
+      hosts: new OptionalInformer<BareMetalHost>(this.client, { path: metal3Paths.bareMetalHosts }, {
         onEvent: ({ type, object }) => {
           this.onHostChange(queue, object, type === 'DELETED');
         },
         onList: everyClaim,
+        onAbsent: absent('BareMetalHosts'),
         onError: onError('BareMetalHost'),
       }),
-      policies: new Informer<HostDeployPolicy>(this.client, { path: metal3Paths.hostDeployPolicies }, { onEvent: everyClaim, onList: everyClaim, onError: onError('HostDeployPolicy') }),
+      policies: new OptionalInformer<HostDeployPolicy>(this.client, { path: metal3Paths.hostDeployPolicies }, {
+        onEvent: everyClaim,
+        onList: everyClaim,
+        onAbsent: absent('HostDeployPolicies'),
+        onError: onError('HostDeployPolicy'),
+      }),
       namespaces: new Informer<Namespace>(this.client, { path: metal3Paths.namespaces }, { onEvent: everyClaim, onError: onError('Namespace') }),
       records: new Informer<ApiObject>(this.client, { path: this.recordsPath }, {
         onEvent: ({ object }) => {
@@ -130,7 +145,9 @@ export class Binder {
         },
         onError: onError('HostClaimRecord'),
       }),
-      secrets: new Informer<ApiObject>(this.client, { path: '/api/v1/secrets', accept: metadataOnly }, {
+      // Names only: which Secret changed is all the binder needs (it reads a referenced Secret fresh when it copies it).
+      // Cluster-wide, because claims may live in any namespace a policy admits; one watch beats one per namespace.
+      secrets: new Informer<ApiObject>(this.client, { path: '/api/v1/secrets', representation: 'metadata' }, {
         onEvent: ({ object }) => {
           this.onSecretChange(queue, object);
         },
@@ -445,7 +462,7 @@ export class Binder {
 }
 
 /** What the binder does with its informers as a group, whatever they hold. */
-type InformerLifecycle = Pick<Informer<ApiObject>, 'start' | 'stop' | 'waitForSync'>;
+type InformerLifecycle = Pick<Informer<ApiObject> | OptionalInformer<ApiObject>, 'start' | 'stop' | 'waitForSync'>;
 
 function lifecycles(informers: Informers): InformerLifecycle[] {
   return [informers.hosts, informers.policies, informers.namespaces, informers.records, informers.secrets];

@@ -1,0 +1,69 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KubeClient } from '../../../src/backing/kube-client.js';
+import { createCertificateAuthority, issueCertificate } from '../../../src/pki/certificates.js';
+
+/** A loopback HTTPS server that records each request's Accept header and answers a list, or a watch that ends at once. */
+let server: https.Server;
+let dir: string;
+let client: KubeClient;
+const seen: { url: string; accept: string | undefined }[] = [];
+
+beforeAll(async () => {
+  const ca = await createCertificateAuthority('ca');
+  const serving = await issueCertificate(ca, { commonName: 'localhost', ipAddresses: ['127.0.0.1'], usage: 'server' });
+  server = https.createServer({ cert: serving.certPem, key: serving.keyPem }, (req, res) => {
+    seen.push({ url: req.url ?? '', accept: req.headers.accept });
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end(req.url?.includes('watch=true') === true ? '' : '{"metadata":{"resourceVersion":"1"},"items":null}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  dir = await mkdtemp(join(tmpdir(), 'kube-client-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  await writeFile(
+    kubeconfig,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'c', cluster: { server: `https://127.0.0.1:${port}`, 'certificate-authority-data': Buffer.from(ca.certPem).toString('base64') } }],
+      users: [{ name: 'u', user: { token: 't' } }],
+      contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+      'current-context': 'x',
+    }),
+  );
+  client = KubeClient.load(kubeconfig);
+});
+
+afterAll(async () => {
+  client.close();
+  await new Promise((resolve) => server.close(resolve));
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function acceptOf(call: () => Promise<unknown>): Promise<string | undefined> {
+  seen.length = 0;
+  await call();
+  expect(seen).toHaveLength(1);
+  return seen[0]?.accept;
+}
+
+describe('KubeClient Accept headers (client-go metadata client: a list kind for lists, an object kind for watches)', () => {
+  it('asks for PartialObjectMetadataList on a metadata-only list', async () => {
+    expect(await acceptOf(() => client.list('/api/v1/secrets', {}, 'metadata'))).toBe('application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1');
+  });
+
+  it('asks for PartialObjectMetadata, never a list kind, on a metadata-only watch', async () => {
+    expect(await acceptOf(() => client.watch('/api/v1/secrets', {}, () => undefined, { representation: 'metadata' }))).toBe('application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1');
+  });
+
+  it('asks for plain JSON on full lists, watches and other requests', async () => {
+    expect(await acceptOf(() => client.list('/api/v1/namespaces', {}, 'full'))).toBe('application/json');
+    expect(await acceptOf(() => client.watch('/api/v1/namespaces', {}, () => undefined))).toBe('application/json');
+    expect(await acceptOf(() => client.get('/api/v1/namespaces'))).toBe('application/json');
+  });
+});

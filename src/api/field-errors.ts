@@ -41,6 +41,11 @@ export function invalidValue(field: string, value: unknown, detail: string): Fie
   return { type: 'Invalid', field, detail, value };
 }
 
+/** field.TooLong: the value is never shown. */
+export function tooLong(field: string, maxBytes: number): FieldError {
+  return { type: 'TooLong', field, detail: `may not be more than ${maxBytes} bytes` };
+}
+
 export function notSupported(field: string, value: unknown, supported: readonly string[]): FieldError {
   return { type: 'NotSupported', field, value, detail: `supported values: ${supported.map((s) => JSON.stringify(s)).join(', ')}` };
 }
@@ -54,7 +59,8 @@ export function errorBody(error: FieldError): string {
 
 /** errors.NewInvalid: 422 with one cause per field error. */
 export function invalid(group: string, kind: string, name: string, errors: readonly FieldError[]): ApiError {
-  const texts = errors.map((e) => `${e.field}: ${errorBody(e)}`);
+  // ErrorList.ToAggregate drops repeated messages; the causes keep every error.
+  const texts = [...new Set(errors.map((e) => `${e.field}: ${errorBody(e)}`))];
   const aggregate = texts.length === 1 ? (texts[0] ?? '') : `[${texts.join(', ')}]`;
   const qualified = group === '' ? kind : `${kind}.${group}`;
   const causes: StatusCause[] = errors.map((e) => ({ reason: causeReason[e.type], message: errorBody(e), field: e.field }));

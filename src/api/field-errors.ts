@@ -2,6 +2,7 @@
  * Field errors and the 422 Invalid Status built from them, worded like
  * k8s.io/apimachinery/pkg/util/validation/field and errors.NewInvalid.
  */
+import { goQuote } from './selectors.js';
 import { ApiError, type StatusCause } from './status.js';
 
 export type FieldErrorType = 'Required' | 'Forbidden' | 'Invalid' | 'NotSupported' | 'TooLong';
@@ -53,8 +54,13 @@ export function notSupported(field: string, value: unknown, supported: readonly 
 /** field.Error.ErrorBody(): "Type: detail", with the value quoted for value-carrying types. */
 export function errorBody(error: FieldError): string {
   const carriesValue = error.type === 'Invalid' || error.type === 'NotSupported';
-  const head = carriesValue ? `${typeText[error.type]}: ${JSON.stringify(error.value)}` : typeText[error.type];
+  const head = carriesValue ? `${typeText[error.type]}: ${renderValue(error.value)}` : typeText[error.type];
   return error.detail === '' ? head : `${head}: ${error.detail}`;
+}
+
+/** Go's rendering of a bad value: %q for strings, %v for numbers and booleans, JSON otherwise. */
+function renderValue(value: unknown): string {
+  return typeof value === 'string' ? goQuote(value) : JSON.stringify(value);
 }
 
 /** errors.NewInvalid: 422 with one cause per field error. */
@@ -66,8 +72,8 @@ export function invalid(group: string, kind: string, name: string, errors: reado
   const causes: StatusCause[] = errors.map((e) => ({ reason: causeReason[e.type], message: errorBody(e), field: e.field }));
   return new ApiError(422, 'Invalid', `${qualified} "${name}" is invalid: ${aggregate}`, {
     ...(name === '' ? {} : { name }),
-    group,
-    kind,
+    ...(group === '' ? {} : { group }),
+    ...(kind === '' ? {} : { kind }),
     causes,
   });
 }

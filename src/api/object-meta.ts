@@ -14,7 +14,7 @@
 import { forbiddenField, invalidValue, required, tooLong, type FieldError } from './field-errors.js';
 import { rfc3339ParseError } from './go-time.js';
 import { dnsSubdomainErrors, labelKeyErrors, labelValueErrors } from './selectors.js';
-import type { ManagedFieldsEntry, ObjectMeta, OwnerReference } from './rest/types.js';
+import type { ObjectMeta, OwnerReference } from './rest/types.js';
 
 /** A decoding failure, worded as Go's encoding/json or time package words it. */
 export class MetaDecodeError extends Error {}
@@ -198,7 +198,6 @@ export function decodeObjectMeta(metadata: unknown): ObjectMeta {
 
 const totalAnnotationSizeLimit = 256 * 1024;
 const fieldManagerMaxLength = 128;
-const maxSubresourceNameLength = 256;
 
 /** ValidateObjectMetaAccessor for a namespaced kind whose names are DNS subdomains (a custom resource's rule). */
 export function validateObjectMetaCreate(meta: ObjectMeta): FieldError[] {
@@ -219,11 +218,20 @@ export function validateObjectMetaCreate(meta: ObjectMeta): FieldError[] {
 }
 
 /**
- * kube's BeforeUpdate resets (what a client may not change is taken from
- * the stored object) followed by ValidateObjectMetaAccessorUpdate. `next`
- * is changed in place.
+ * What kube validates on an update of a custom resource, duplicates
+ * included (the causes list them; the message drops repeats):
+ * ValidateObjectMetaAccessor on the new object, then
+ * ValidateObjectMetaAccessorUpdate twice (the generic BeforeUpdate and the
+ * CRD strategy's ValidateUpdate each run it). Run after resetForUpdate.
  */
 export function validateObjectMetaUpdate(next: ObjectMeta, old: ObjectMeta): FieldError[] {
+  const accessor = [...validateCommon(next), ...validateFinalizers(next.finalizers ?? [])];
+  const update = updateErrors(next, old);
+  return [...accessor, ...update, ...update];
+}
+
+/** kube's BeforeUpdate resets: what a client may not change is taken from the stored object (in place). */
+export function resetForUpdate(next: ObjectMeta, old: ObjectMeta): void {
   next.generation = old.generation;
   if ((next.uid ?? '') === '') next.uid = old.uid;
   if (old.creationTimestamp !== undefined) next.creationTimestamp = old.creationTimestamp;
@@ -231,6 +239,10 @@ export function validateObjectMetaUpdate(next: ObjectMeta, old: ObjectMeta): Fie
   if (old.deletionGracePeriodSeconds !== undefined && next.deletionGracePeriodSeconds === undefined) {
     next.deletionGracePeriodSeconds = old.deletionGracePeriodSeconds;
   }
+}
+
+/** ValidateObjectMetaAccessorUpdate (managedFields aside: see validateCommon). */
+function updateErrors(next: ObjectMeta, old: ObjectMeta): FieldError[] {
   const errors: FieldError[] = [];
   if (old.deletionTimestamp !== undefined) {
     const added = [...new Set(next.finalizers ?? [])].filter((f) => !(old.finalizers ?? []).includes(f)).sort();
@@ -246,16 +258,16 @@ export function validateObjectMetaUpdate(next: ObjectMeta, old: ObjectMeta): Fie
   for (const field of ['name', 'namespace', 'uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds'] as const) {
     if (next[field] !== old[field]) errors.push(invalidValue(`metadata.${field}`, next[field] ?? null, 'field is immutable'));
   }
-  return [...errors, ...validateCommon(next), ...validateFinalizers(next.finalizers ?? [])];
+  return [...errors, ...validateCommon(next)];
 }
 
+/**
+ * Labels, annotations and owners. managedFields are not validated: kube's
+ * field manager replaces what a client sends before validation runs, and
+ * the record's own field manager does the same here.
+ */
 function validateCommon(meta: ObjectMeta): FieldError[] {
-  return [
-    ...validateLabels(meta.labels ?? {}),
-    ...validateAnnotations(meta.annotations ?? {}),
-    ...validateOwnerReferences(meta.ownerReferences ?? []),
-    ...validateManagedFields(meta.managedFields ?? []),
-  ];
+  return [...validateLabels(meta.labels ?? {}), ...validateAnnotations(meta.annotations ?? {}), ...validateOwnerReferences(meta.ownerReferences ?? [])];
 }
 
 function validateLabels(labels: Readonly<Record<string, string>>): FieldError[] {
@@ -313,20 +325,6 @@ function validateFinalizers(finalizers: readonly string[]): FieldError[] {
     errors.push(invalidValue('metadata.finalizers', finalizers, 'finalizer orphan and foregroundDeletion cannot be both set'));
   }
   return errors;
-}
-
-function validateManagedFields(entries: readonly ManagedFieldsEntry[]): FieldError[] {
-  return entries.flatMap((entry, index) => {
-    const path = `metadata.managedFields[${index}]`;
-    const errors: FieldError[] = [];
-    const operation = entry.operation ?? '';
-    if (operation !== 'Apply' && operation !== 'Update') errors.push(invalidValue(`${path}.operation`, operation, 'must be `Apply` or `Update`'));
-    const fieldsType = entry.fieldsType ?? '';
-    if (fieldsType !== '' && fieldsType !== 'FieldsV1') errors.push(invalidValue(`${path}.fieldsType`, fieldsType, 'must be `FieldsV1`'));
-    errors.push(...fieldManagerErrors(entry.manager ?? '', `${path}.manager`));
-    if (Buffer.byteLength(entry.subresource ?? '') > maxSubresourceNameLength) errors.push(tooLong(`${path}.subresource`, maxSubresourceNameLength));
-    return errors;
-  });
 }
 
 /** ValidateFieldManager: at most 128 bytes, every character printable (unicode.IsPrint). */

@@ -112,7 +112,7 @@ function goQuoteChar(char: string): string {
 }
 
 /** Go's %q, which field errors use to show a string value. */
-function goQuote(text: string): string {
+export function goQuote(text: string): string {
   let quoted = '"';
   for (const char of text) quoted += goQuoteChar(char);
   return quoted + '"';

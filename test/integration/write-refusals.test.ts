@@ -50,9 +50,14 @@ interface Sent {
   readonly headers?: Record<string, string>;
 }
 
+/**
+ * Sends as tenant-a, except status writes, which tenant roles do not grant
+ * on tenancy.metal3.io (the reference CRD's role does): those go as admin.
+ */
 function send(request: Sent, reference: boolean): Promise<RawResponse> {
   const target = `${collection}${request.path}`;
-  return clients.viaAggregator(env.tenantKubeconfigPaths['tenant-a'], {
+  const status = request.path.split('?')[0]?.endsWith('/status') === true;
+  return clients.viaAggregator(status ? env.adminKubeconfigPath : env.tenantKubeconfigPaths['tenant-a'], {
     method: request.method,
     path: reference ? toReference(target) : target,
     ...(request.body === undefined ? {} : { body: reference ? request.body.replaceAll('tenancy.metal3.io/', 'reference.tenancy.test/') : request.body }),
@@ -81,19 +86,27 @@ interface StatusShape {
   details?: { name?: string; group?: string; kind?: string; causes?: { reason?: string; message?: string; field?: string }[] };
 }
 
+/**
+ * What two distinct objects cannot share: uids and resourceVersions quoted
+ * by a precondition failure.
+ */
+function redactIdentity(text: string): string {
+  return text.replace(/UID in object meta: [0-9a-f-]+/g, 'UID in object meta: <uid>').replace(/in record \(\d+\)/g, 'in record (<rv>)');
+}
+
 /** The object quoted in a `patch: Invalid value: "{...}"` error, which cannot be equal between two objects. */
 function redactPatchedObject(text: string): string {
   return text.replace(/Invalid value: "(\{|null).*?(?<!\\)": /gs, 'Invalid value: "<patched object>": ');
 }
 
 function comparable(response: RawResponse, reference: boolean, redact: boolean): StatusShape {
-  const text = reference ? fromReference(response.body) : response.body;
-  const status = JSON.parse(redact ? redactPatchedObject(text) : text) as StatusShape;
+  const status = JSON.parse(reference ? fromReference(response.body) : response.body) as StatusShape;
+  const clean = (text: string | undefined): string | undefined => (redact && text !== undefined ? redactPatchedObject(text) : text);
   return {
     code: response.status,
     reason: status.reason,
-    message: status.message,
-    details: status.details === undefined ? undefined : { ...status.details, causes: status.details.causes },
+    message: status.message === undefined ? undefined : redactIdentity(clean(status.message) ?? ''),
+    details: status.details === undefined ? undefined : { ...status.details, causes: status.details.causes?.map((c) => ({ ...c, message: clean(c.message) })) },
   };
 }
 
@@ -106,6 +119,8 @@ interface Case {
 }
 
 /** Runs a case against both servers on fresh objects and checks equal answers and unchanged objects. */
+const producible = /only the following media types are accepted: .*/;
+
 async function refusedAlike(testCase: Case, index: number, prefix: string): Promise<void> {
   const name = `${prefix}-${index}`;
   await createBoth(name);
@@ -113,7 +128,12 @@ async function refusedAlike(testCase: Case, index: number, prefix: string): Prom
   const ours = await send(testCase.request(name), false);
   const theirs = await send(testCase.request(name), true);
   expect(theirs.status, `reference: ${theirs.body}`).toBe(testCase.code);
-  expect(comparable(ours, false, testCase.redact === true)).toEqual(comparable(theirs, true, testCase.redact === true));
+  const expected = comparable(theirs, true, testCase.redact === true);
+  if (testCase.code === 406) {
+    expect(ours.json).toMatchObject({ message: 'only the following media types are accepted: application/json' });
+    expected.message = expected.message?.replace(producible, 'only the following media types are accepted: application/json');
+  }
+  expect(comparable(ours, false, testCase.redact === true)).toEqual(expected);
   expect([await resourceVersionOf(name, false), await resourceVersionOf(name, true)]).toEqual(before);
 }
 
@@ -159,8 +179,8 @@ describe('item 4: ObjectMeta is decoded and validated as kube does, for every wr
       const ours = await send(request, false);
       const theirs = await send(request, true);
       expect([label, comparable(ours, false, false)]).toEqual([label, comparable(theirs, true, false)]);
-      expect(ours.status, label).toBeGreaterThanOrEqual(400);
-      expect(await resourceVersionOf(name, false), label).toBeUndefined();
+      // kube's field manager replaces a client's managedFields: some of these are created, alike.
+      if (theirs.status >= 400) expect(await resourceVersionOf(name, false), label).toBeUndefined();
     }
   });
 
@@ -199,7 +219,14 @@ describe('item 4: ObjectMeta is decoded and validated as kube does, for every wr
 
   const objectCases: Case[] = [
     { name: 'merge patch metadata: 5', request: (n) => ({ method: 'PATCH', path: `/${n}`, body: '{"metadata":5}', contentType: merge }), code: 422, redact: true },
-    { name: 'merge patch null', request: (n) => ({ method: 'PATCH', path: `/${n}`, body: 'null', contentType: merge }), code: 422, redact: true },
+    { name: 'merge patch null', request: (n) => ({ method: 'PATCH', path: `/${n}`, body: 'null', contentType: merge }), code: 400 },
+    { name: 'merge patch that is an array', request: (n) => ({ method: 'PATCH', path: `/${n}`, body: '[]', contentType: merge }), code: 400 },
+    { name: 'merge patch that is a number', request: (n) => ({ method: 'PATCH', path: `/${n}`, body: '5', contentType: merge }), code: 400 },
+    { name: 'merge patch that is an array, fieldValidation=Ignore', request: (n) => ({ method: 'PATCH', path: `/${n}?fieldValidation=Ignore`, body: '[]', contentType: merge }), code: 422 },
+    { name: 'json patch that is an object, fieldValidation=Ignore', request: (n) => ({ method: 'PATCH', path: `/${n}?fieldValidation=Ignore`, body: '{"op":"add"}', contentType: jsonPatch }), code: 400 },
+    { name: 'json patch with a null operation', request: (n) => ({ method: 'PATCH', path: `/${n}`, body: '[null]', contentType: jsonPatch }), code: 422 },
+    { name: 'json patch with a number as op', request: (n) => ({ method: 'PATCH', path: `/${n}`, body: '[{"op":5,"path":"/spec"}]', contentType: jsonPatch }), code: 400 },
+    { name: 'json patch without op', request: (n) => ({ method: 'PATCH', path: `/${n}`, body: '[{"path":"/spec"}]', contentType: jsonPatch }), code: 422 },
     { name: 'merge patch renaming', request: (n) => ({ method: 'PATCH', path: `/${n}`, body: '{"metadata":{"name":"other"}}', contentType: merge }), code: 400 },
     { name: 'merge patch changing uid', request: (n) => ({ method: 'PATCH', path: `/${n}`, body: '{"metadata":{"uid":"6a1e8c4e-0000-4000-8000-000000000000"}}', contentType: merge }), code: 422 },
     {
@@ -321,7 +348,9 @@ const writes: readonly [string, (name: string) => Sent][] = [
 ];
 
 describe('item 3: a write refused for its Accept header is not written', () => {
-  const accepts = ['text/html', '*/*;q=0'];
+  // Compared after the list of producible types, which differs on purpose:
+  // this server produces only JSON (src/api/rest/output.ts).
+  const accepts = ['text/html', 'application/xml;q=1, text/plain'];
   const cases: Case[] = writes.flatMap(([verb, request]) =>
     accepts.map((accept) => ({
       name: `${verb} with Accept: ${accept}`,

@@ -8,7 +8,7 @@
  */
 import { requestUser } from '../../server/context.js';
 import { invalid, type FieldError } from '../field-errors.js';
-import { decodeObjectMeta, MetaDecodeError, validateObjectMetaCreate, validateObjectMetaUpdate } from '../object-meta.js';
+import { decodeObjectMeta, MetaDecodeError, resetForUpdate, validateObjectMetaCreate, validateObjectMetaUpdate } from '../object-meta.js';
 import { badRequest } from '../status.js';
 import { decodeObject, duplicateFields, mediaType, readBody } from './body.js';
 import type { WriteCall } from './contracts.js';
@@ -88,6 +88,13 @@ export async function admitCreate(call: WriteCall, object: ApiObject): Promise<v
 
 /** Update (PUT, patch): kube's BeforeUpdate resets and ObjectMeta update validation against the stored object, then as create. */
 export async function admitUpdate(call: WriteCall, object: ApiObject, current: ApiObject): Promise<void> {
+  if (call.info.subresource === 'status') {
+    // A status write keeps the stored metadata whatever it sends (the CRD status strategy's PrepareForUpdate).
+    object.metadata = { ...current.metadata };
+    await admit(call, object, []);
+    return;
+  }
+  resetForUpdate(object.metadata, current.metadata);
   await admit(call, object, validateObjectMetaUpdate(object.metadata, current.metadata));
 }
 

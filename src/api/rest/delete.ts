@@ -5,7 +5,7 @@
  * garbage collector's finalizers for Foreground/Orphan.
  */
 import { writeJson } from '../../server/respond.js';
-import { ApiError, conflict, optimisticLockMessage, type GroupResource } from '../status.js';
+import { ApiError, conflict, type GroupResource } from '../status.js';
 import { parseJson, readBody } from './body.js';
 import type { WriteCall } from './contracts.js';
 import { parseDeleteParameters, parseListParameters, type DeleteParameters } from './query.js';
@@ -47,7 +47,7 @@ async function deleteOne(call: WriteCall, name: string, options: DeleteParameter
   const store = call.resource.store;
   if (gcFinalizer !== undefined && options.dryRun === undefined) {
     const current = await store.get(call.info.namespace, name, undefined);
-    checkPreconditions(call.gr, name, current, options.preconditions);
+    checkPreconditions(call.gr, call.resource.strategy.descriptor.kind, name, current, options.preconditions);
     const finalizers = current.metadata.finalizers ?? [];
     if (current.metadata.deletionTimestamp === undefined && !finalizers.includes(gcFinalizer)) {
       current.metadata.finalizers = [...finalizers.filter((f) => f !== 'orphan' && f !== 'foregroundDeletion'), gcFinalizer];
@@ -60,12 +60,17 @@ async function deleteOne(call: WriteCall, name: string, options: DeleteParameter
   return store.delete(call.info.namespace, name, options);
 }
 
-function checkPreconditions(gr: GroupResource, name: string, current: ApiObject, preconditions: { uid?: string; resourceVersion?: string } | undefined): void {
+function checkPreconditions(gr: GroupResource, kind: string, name: string, current: ApiObject, preconditions: { uid?: string; resourceVersion?: string } | undefined): void {
   if (preconditions?.uid !== undefined && preconditions.uid !== current.metadata.uid) {
     throw conflict(gr, name, `Precondition failed: UID in precondition: ${preconditions.uid}, UID in object meta: ${current.metadata.uid ?? ''}`);
   }
   if (preconditions?.resourceVersion !== undefined && preconditions.resourceVersion !== current.metadata.resourceVersion) {
-    throw conflict(gr, name, optimisticLockMessage);
+    // The generic store's BeforeDelete words it with the kind, not the resource.
+    throw conflict(
+      { group: gr.group, resource: kind },
+      name,
+      `the ResourceVersion in the precondition (${preconditions.resourceVersion}) does not match the ResourceVersion in record (${current.metadata.resourceVersion ?? ''}). The object might have been modified`,
+    );
   }
 }
 

@@ -32,7 +32,8 @@ export async function patchObject(call: WriteCall): Promise<void> {
     return;
   }
   const patch = parseJson(text);
-  if (type === patchTypes.json) checkJsonPatch(patch);
+  if (type === patchTypes.json) checkJsonPatch(patch, write);
+  else checkMergePatch(patch, write);
   for (let attempt = 1; ; attempt++) {
     const current = await call.resource.store.get(call.info.namespace, call.info.name, undefined);
     const patched = patchedObject(call, type, current, patch);
@@ -56,10 +57,10 @@ export async function patchObject(call: WriteCall): Promise<void> {
 /** The patch applied to the current object, decoded back as kube decodes the result (422 on `patch` when it cannot be). */
 function patchedObject(call: WriteCall, type: string, current: ApiObject, patch: unknown): ApiObject {
   const result = applyPatch(type, current, patch);
-  const undecodable = (message: string): ApiError => invalid('', '', '', [invalidValue('patch', JSON.stringify(result), message)]);
-  if (result === null || typeof result !== 'object' || Array.isArray(result)) {
-    throw undecodable(`json: cannot unmarshal ${Array.isArray(result) ? 'array' : result === null ? 'null' : typeof result} into Go value of type map[string]interface {}`);
-  }
+  // kube quotes the patched object as encoding/json writes a map: keys sorted.
+  const undecodable = (message: string): ApiError => invalid('', '', '', [invalidValue('patch', JSON.stringify(sortKeys(result)), message)]);
+  // A JSON patch that replaced or removed the whole document fails in the patch library: kube's bare 422.
+  if (result === null || typeof result !== 'object' || Array.isArray(result)) throw patchFailed();
   const object = result as Record<string, unknown>;
   try {
     object['metadata'] = decodeObjectMeta(object['metadata']);
@@ -76,24 +77,75 @@ function patchedObject(call: WriteCall, type: string, current: ApiObject, patch:
 
 function applyPatch(type: string, current: ApiObject, patch: unknown): unknown {
   if (type === patchTypes.merge) return mergePatch(current, patch);
+  // A null patch decodes to no operations; a null operation to one without op, which Apply refuses.
+  const operations = (patch ?? []) as (jsonPatch.Operation | null)[];
+  if (operations.includes(null)) throw patchFailed();
   try {
-    return jsonPatch.applyPatch(structuredClone(current), patch as jsonPatch.Operation[], true, false).newDocument;
+    return jsonPatch.applyPatch(structuredClone(current), operations as jsonPatch.Operation[], true, false).newDocument;
   } catch (error) {
-    // NewGenericServerResponse(422): kube drops the patch library's text.
-    if (error instanceof jsonPatch.JsonPatchError) throw new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request');
+    if (error instanceof jsonPatch.JsonPatchError) throw patchFailed();
     throw error;
   }
 }
 
-/** jsonpatch.DecodePatch and the operation shape Apply needs: a malformed operation is a 400. */
-function checkJsonPatch(patch: unknown): void {
-  if (!Array.isArray(patch)) throw badRequest(`json: cannot unmarshal ${patch === null ? 'null' : typeof patch} into Go value of type jsonpatch.Patch`);
+/**
+ * A merge patch is an object. Unless fieldValidation is Ignore kube first
+ * decodes it into a map (null passes); jsonpatch.MergePatch refuses null
+ * with ErrBadJSONPatch and returns any other value as the patched document,
+ * which then cannot be decoded as an object.
+ */
+function checkMergePatch(patch: unknown, write: WriteParameters): void {
+  if (patch !== null && typeof patch === 'object' && !Array.isArray(patch)) return;
+  if (patch === null) throw badRequest('Invalid JSON Patch');
+  const kind = Array.isArray(patch) ? 'array' : typeof patch === 'boolean' ? 'bool' : typeof patch;
+  if (write.fieldValidation !== 'Ignore') {
+    throw badRequest(`error decoding patch: json: cannot unmarshal ${kind} into Go value of type map[string]interface {}`);
+  }
+  const typeMeta = 'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }';
+  throw invalid('', '', '', [
+    invalidValue('patch', JSON.stringify(patch), `couldn't get version/kind; json parse error: json: cannot unmarshal ${kind} into Go value of type ${typeMeta}`),
+  ]);
+}
+
+/** NewGenericServerResponse(422) for an operation the patch library refuses: kube drops the library's text. */
+function patchFailed(): ApiError {
+  return new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request', {});
+}
+
+/**
+ * The decoding kube applies to a JSON patch before running it: into
+ * []handlers.jsonPatchOp (op, path, from as strings) unless fieldValidation
+ * is Ignore, else jsonpatch.DecodePatch. A malformed operation is a 400.
+ */
+function checkJsonPatch(patch: unknown, write: WriteParameters): void {
+  const strict = write.fieldValidation !== 'Ignore';
+  const kind = (value: unknown): string => (Array.isArray(value) ? 'array' : value === null ? 'null' : typeof value === 'boolean' ? 'bool' : typeof value);
+  const refuse = (message: string): ApiError => badRequest(strict ? `error decoding patch: ${message}` : message);
+  if (!Array.isArray(patch)) {
+    if (patch === null) return;
+    throw refuse(`json: cannot unmarshal ${kind(patch)} into Go value of type ${strict ? '[]handlers.jsonPatchOp' : 'jsonpatch.Patch'}`);
+  }
   const operations: unknown[] = patch;
   for (const operation of operations) {
-    if (operation === null || typeof operation !== 'object' || Array.isArray(operation)) {
-      throw badRequest(`json: cannot unmarshal ${Array.isArray(operation) ? 'array' : typeof operation} into Go value of type jsonpatch.Operation`);
+    if (operation === null) continue;
+    if (typeof operation !== 'object' || Array.isArray(operation)) {
+      throw refuse(`json: cannot unmarshal ${kind(operation)} into Go value of type ${strict ? 'handlers.jsonPatchOp' : 'jsonpatch.Operation'}`);
+    }
+    if (!strict) continue;
+    for (const field of ['op', 'path', 'from'] as const) {
+      const value = (operation as Record<string, unknown>)[field];
+      if (value !== undefined && value !== null && typeof value !== 'string') {
+        throw refuse(`json: cannot unmarshal ${kind(value)} into Go struct field jsonPatchOp.${field} of type string`);
+      }
     }
   }
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value === null || typeof value !== 'object') return value;
+  const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return Object.fromEntries(entries.map(([key, item]) => [key, sortKeys(item)]));
 }
 
 /** RFC 7386 JSON merge patch. */

@@ -4,6 +4,7 @@
  * object the uid and resourceVersion preconditions (409), ObjectMeta update
  * validation (422) and admission, then the one write.
  */
+import { invalid, invalidValue } from '../field-errors.js';
 import { conflict, badRequest, optimisticLockMessage } from '../status.js';
 import type { WriteCall } from './contracts.js';
 import { admitUpdate, decodeBody, subresourceOf } from './decode.js';
@@ -27,13 +28,27 @@ export async function updateObject(call: WriteCall): Promise<void> {
   respondObject(call.req, call.res, 200, updated.object, call.resource.strategy);
 }
 
-/** A PUT's uid is a precondition (rest.DefaultUpdatedObjectInfo), checked before its resourceVersion. */
+/**
+ * The generic store's order: a PUT's uid is a precondition
+ * (rest.DefaultUpdatedObjectInfo, reported as etcd3's StorageError under the
+ * object's virtual key), then a resourceVersion is required (custom
+ * resources allow no unconditional update) and must be current.
+ */
 function checkUpdatePreconditions(call: WriteCall, object: ApiObject, current: ApiObject): void {
   const { uid, resourceVersion } = object.metadata;
   if (uid !== undefined && uid !== '' && uid !== current.metadata.uid) {
-    throw conflict(call.gr, call.info.name, `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${current.metadata.uid ?? ''}`);
+    const key = `/registry/${call.gr.group}/${call.gr.resource}/${call.info.namespace}/${call.info.name}`;
+    throw conflict(
+      call.gr,
+      call.info.name,
+      `StorageError: invalid object, Code: 4, Key: ${key}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: ${uid}, UID in object meta: ${current.metadata.uid ?? ''}`,
+    );
   }
-  if (resourceVersion !== undefined && resourceVersion !== '' && resourceVersion !== current.metadata.resourceVersion) {
+  if (resourceVersion === undefined || resourceVersion === '') {
+    // NewInvalid with the resource as kind, as the generic store words it.
+    throw invalid(call.gr.group, call.gr.resource, call.info.name, [invalidValue('metadata.resourceVersion', 0, 'must be specified for an update')]);
+  }
+  if (resourceVersion !== current.metadata.resourceVersion) {
     throw conflict(call.gr, call.info.name, optimisticLockMessage);
   }
 }

@@ -112,7 +112,7 @@ function goQuoteChar(char: string): string {
 }
 
 /** Go's %q, which field errors use to show a string value. */
-function goQuote(text: string): string {
+export function goQuote(text: string): string {
   let quoted = '"';
   for (const char of text) quoted += goQuoteChar(char);
   return quoted + '"';
@@ -177,7 +177,7 @@ function byteLength(text: string): number {
   return Buffer.byteLength(text, 'utf8');
 }
 
-function dnsSubdomainErrors(value: string): string[] {
+export function dnsSubdomainErrors(value: string): string[] {
   const errors: string[] = [];
   if (byteLength(value) > 253) errors.push(maxLengthError(253));
   if (!DNS_SUBDOMAIN.test(value)) errors.push(regexError(DNS_SUBDOMAIN_MESSAGE, DNS_SUBDOMAIN_PATTERN, 'example.com'));
@@ -201,7 +201,7 @@ function labelKeyNameErrors(name: string): string[] {
 }
 
 /** content.IsLabelKey (a qualified name): `[dns-subdomain/]name`. */
-function labelKeyErrors(key: string): string[] {
+export function labelKeyErrors(key: string): string[] {
   const parts = key.split('/');
   const [first = '', second] = parts;
   if (parts.length > 2) {
@@ -213,7 +213,7 @@ function labelKeyErrors(key: string): string[] {
 }
 
 /** content.IsLabelValue. */
-function labelValueErrors(value: string): string[] {
+export function labelValueErrors(value: string): string[] {
   const errors: string[] = [];
   if (byteLength(value) > 63) errors.push(maxLengthError(63));
   if (!LABEL_VALUE.test(value)) errors.push(regexError(LABEL_VALUE_MESSAGE, LABEL_VALUE_PATTERN, 'MyValue', 'my_value', '12345'));

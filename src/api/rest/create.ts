@@ -1,26 +1,33 @@
-/** create (POST to a collection), with generateName retried on a name collision as kube's generic store does. */
+/**
+ * create (POST to a collection), in k8s.io/apiserver handlers/create.go
+ * order: output negotiation, options, body, validation, admission, then
+ * the one write; generateName is retried on a name collision as kube's
+ * generic store does.
+ */
 import { randomBytes } from 'node:crypto';
-import { required, invalid } from '../field-errors.js';
 import { ApiError } from '../status.js';
 import type { WriteCall } from './contracts.js';
-import { admitOrThrow, decodeBody } from './decode.js';
+import { admitCreate, decodeBody } from './decode.js';
 import { parseWriteParameters } from './query.js';
-import { respondObject, sendWarnings } from './representation.js';
+import { negotiateWriteOutput, respondObject, sendWarnings } from './representation.js';
 
 const maxGenerateNameAttempts = 8;
 
 export async function createObject(call: WriteCall): Promise<void> {
-  const write = parseWriteParameters(call.url.searchParams);
+  negotiateWriteOutput(call.req, 'object');
+  const write = parseWriteParameters(call.url.searchParams, 'CreateOptions');
   const { object, warnings } = await decodeBody(call, write);
   const prefix = object.metadata.generateName;
-  if ((object.metadata.name ?? '') === '' && (prefix ?? '') === '') {
-    throw invalid(call.gv.group, call.resource.strategy.descriptor.kind, '', [required('metadata.name', 'name or generateName is required')]);
+  // The server sets these on create (FillObjectMetaSystemFields); the status subresource owns status (CRD PrepareForCreate).
+  for (const field of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation'] as const) {
+    Reflect.deleteProperty(object.metadata, field);
   }
-  // The status subresource owns status: a create never sets it (CRD PrepareForCreate).
   Reflect.deleteProperty(object, 'status');
   for (let attempt = 1; ; attempt++) {
-    if ((object.metadata.name ?? '') === '' || (prefix !== undefined && attempt > 1)) object.metadata.name = generatedName(prefix ?? '');
-    await admitOrThrow(call, object);
+    if ((object.metadata.name ?? '') === '' || (prefix !== undefined && prefix !== '' && attempt > 1)) {
+      if ((prefix ?? '') !== '') object.metadata.name = generatedName(prefix ?? '');
+    }
+    await admitCreate(call, object);
     try {
       const created = await call.resource.store.create(call.info.namespace, object, write);
       sendWarnings(call.res, [...warnings, ...created.warnings]);

@@ -1,10 +1,14 @@
 /**
- * Turning a write's body into an object the store may be given: media type,
- * strict decoding of repeated fields, type meta, namespace, then validation
- * and the kind's admission (kube's decode → admission → validation order).
+ * Turning a write's body into an object the store may be given, in
+ * kube-apiserver's order (k8s.io/apiserver/pkg/endpoints/handlers create.go,
+ * update.go, rest.go transformDecodeError): media type, decoding (typed
+ * ObjectMeta, strict decoding of repeated fields), type meta, namespace,
+ * then validation (ObjectMeta for every kind, then the kind's rules) and
+ * the kind's admission.
  */
 import { requestUser } from '../../server/context.js';
-import { invalid } from '../field-errors.js';
+import { invalid, type FieldError } from '../field-errors.js';
+import { decodeObjectMeta, MetaDecodeError, resetForUpdate, validateObjectMetaCreate, validateObjectMetaUpdate } from '../object-meta.js';
 import { badRequest } from '../status.js';
 import { decodeObject, duplicateFields, mediaType, readBody } from './body.js';
 import type { WriteCall } from './contracts.js';
@@ -30,24 +34,32 @@ export async function decodeBody(call: WriteCall, write: WriteParameters): Promi
   const duplicates = type === 'application/json' || type === '' ? duplicateFields(text) : [];
   if (duplicates.length === 0 || write.fieldValidation === 'Ignore') return { object, warnings: [] };
   const problems = duplicates.map((path) => `duplicate field "${path}"`);
-  if (write.fieldValidation === 'Strict') {
-    const kind = call.resource.strategy.descriptor.kind;
-    throw badRequest(`${kind} in version "${call.gv.version}" cannot be handled as a ${kind}: strict decoding error: ${problems.join(', ')}`);
-  }
+  if (write.fieldValidation === 'Strict') throw cannotBeHandled(call, `strict decoding error: ${problems.join(', ')}`);
   return { object, warnings: problems.map((p) => `299 - ${JSON.stringify(p)}`) };
 }
 
 export function decodeObjectBody(call: WriteCall, text: string, type: string): ApiObject {
   const body = decodeObject(text, type);
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('the body of the request must be an object');
-  const object = withMetadata(body as Record<string, unknown>);
+  const object = withTypedMetadata(call, body as Record<string, unknown>);
   checkTypeMeta(call, object);
   return object;
 }
 
-/** Decoded JSON may lack metadata (or carry a non-object there); give it an empty one. */
-export function withMetadata(body: Record<string, unknown>): ApiObject {
-  if (body['metadata'] === null || typeof body['metadata'] !== 'object') body['metadata'] = {};
+/** The 400 kube answers for a body it cannot decode (transformDecodeError). */
+export function cannotBeHandled(call: WriteCall, reason: string): ReturnType<typeof badRequest> {
+  const kind = call.resource.strategy.descriptor.kind;
+  return badRequest(`${kind} in version "${call.gv.version}" cannot be handled as a ${kind}: ${reason}`);
+}
+
+/** The object with its metadata decoded as metav1.ObjectMeta; a wrongly typed field is a 400. */
+export function withTypedMetadata(call: WriteCall, body: Record<string, unknown>): ApiObject {
+  try {
+    body['metadata'] = decodeObjectMeta(body['metadata']);
+  } catch (error) {
+    if (error instanceof MetaDecodeError) throw cannotBeHandled(call, error.message);
+    throw error;
+  }
   return body as ApiObject;
 }
 
@@ -69,10 +81,26 @@ export function checkTypeMeta(call: WriteCall, object: ApiObject): void {
   object.metadata.namespace = call.info.namespace;
 }
 
-/** Validation (422), then the strategy's admission checks on the requester, as kube runs admission after decoding. */
-export async function admitOrThrow(call: WriteCall, object: ApiObject): Promise<void> {
+/** Create: ObjectMeta validation, then the kind's rules (422), then admission. */
+export async function admitCreate(call: WriteCall, object: ApiObject): Promise<void> {
+  await admit(call, object, validateObjectMetaCreate(object.metadata));
+}
+
+/** Update (PUT, patch): kube's BeforeUpdate resets and ObjectMeta update validation against the stored object, then as create. */
+export async function admitUpdate(call: WriteCall, object: ApiObject, current: ApiObject): Promise<void> {
+  if (call.info.subresource === 'status') {
+    // A status write keeps the stored metadata whatever it sends (the CRD status strategy's PrepareForUpdate).
+    object.metadata = { ...current.metadata };
+    await admit(call, object, []);
+    return;
+  }
+  resetForUpdate(object.metadata, current.metadata);
+  await admit(call, object, validateObjectMetaUpdate(object.metadata, current.metadata));
+}
+
+async function admit(call: WriteCall, object: ApiObject, metaErrors: readonly FieldError[]): Promise<void> {
   const { strategy } = call.resource;
-  const errors = strategy.validate(object, call.info.namespace);
+  const errors = [...metaErrors, ...strategy.validate(object, call.info.namespace)];
   if (errors.length > 0) throw invalid(call.gv.group, strategy.descriptor.kind, object.metadata.name ?? '', errors);
   if (strategy.admit === undefined || call.info.subresource !== '') return;
   await strategy.admit({ user: requestUser(call.req), namespace: call.info.namespace, object });

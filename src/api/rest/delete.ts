@@ -1,16 +1,21 @@
-/** delete and deletecollection, with kube's preconditions and garbage-collector finalizers for Foreground/Orphan. */
+/**
+ * delete and deletecollection, in k8s.io/apiserver handlers/delete.go
+ * order (output negotiation, DeleteOptions from the body or the query,
+ * validation) before anything is written, with kube's preconditions and the
+ * garbage collector's finalizers for Foreground/Orphan.
+ */
 import { writeJson } from '../../server/respond.js';
-import { ApiError, conflict, optimisticLockMessage, type GroupResource } from '../status.js';
+import { ApiError, conflict, type GroupResource } from '../status.js';
 import { parseJson, readBody } from './body.js';
 import type { WriteCall } from './contracts.js';
-import { parseDeleteParameters, parseListParameters } from './query.js';
+import { parseDeleteParameters, parseListParameters, type DeleteParameters } from './query.js';
 import { listAll } from './read.js';
-import { respondList, respondObject } from './representation.js';
+import { negotiateWriteOutput, respondList, respondObject } from './representation.js';
 import type { ApiObject } from './types.js';
 
 export async function deleteObject(call: WriteCall): Promise<void> {
-  const text = await readBody(call.req);
-  const options = parseDeleteParameters(call.url.searchParams, text.trim() === '' ? undefined : parseJson(text));
+  negotiateWriteOutput(call.req, 'object');
+  const options = await deleteOptions(call);
   const result = await deleteOne(call, call.info.name, options);
   if (result.kind === 'pending') {
     respondObject(call.req, call.res, 200, result.object, call.resource.strategy);
@@ -31,35 +36,49 @@ export async function deleteObject(call: WriteCall): Promise<void> {
  * kube-apiserver, we only add its finalizer before deleting; the collector
  * (which watches this API) removes it when the dependents are handled.
  */
-async function deleteOne(call: WriteCall, name: string, options: ReturnType<typeof parseDeleteParameters>) {
+async function deleteOptions(call: WriteCall): Promise<DeleteParameters> {
+  const text = await readBody(call.req);
+  return parseDeleteParameters(call.url.searchParams, text === '' ? undefined : parseJson(text));
+}
+
+async function deleteOne(call: WriteCall, name: string, options: DeleteParameters) {
   const gcFinalizer =
     options.propagationPolicy === 'Foreground' ? 'foregroundDeletion' : options.propagationPolicy === 'Orphan' || options.orphanDependents === true ? 'orphan' : undefined;
   const store = call.resource.store;
   if (gcFinalizer !== undefined && options.dryRun === undefined) {
     const current = await store.get(call.info.namespace, name, undefined);
-    checkPreconditions(call.gr, name, current, options.preconditions);
+    checkPreconditions(call.gr, call.resource.strategy.descriptor.kind, name, current, options.preconditions);
     const finalizers = current.metadata.finalizers ?? [];
     if (current.metadata.deletionTimestamp === undefined && !finalizers.includes(gcFinalizer)) {
       current.metadata.finalizers = [...finalizers.filter((f) => f !== 'orphan' && f !== 'foregroundDeletion'), gcFinalizer];
-      await store.update(call.info.namespace, current, '', {});
+      const marked = await store.update(call.info.namespace, current, '', {});
+      // The resourceVersion precondition held for the object this request marked: carry it to the marked revision.
+      const preconditions = options.preconditions?.resourceVersion === undefined ? options.preconditions : { ...options.preconditions, resourceVersion: marked.object.metadata.resourceVersion };
+      return store.delete(call.info.namespace, name, { ...options, preconditions });
     }
   }
   return store.delete(call.info.namespace, name, options);
 }
 
-function checkPreconditions(gr: GroupResource, name: string, current: ApiObject, preconditions: { uid?: string; resourceVersion?: string } | undefined): void {
+function checkPreconditions(gr: GroupResource, kind: string, name: string, current: ApiObject, preconditions: { uid?: string; resourceVersion?: string } | undefined): void {
   if (preconditions?.uid !== undefined && preconditions.uid !== current.metadata.uid) {
     throw conflict(gr, name, `Precondition failed: UID in precondition: ${preconditions.uid}, UID in object meta: ${current.metadata.uid ?? ''}`);
   }
   if (preconditions?.resourceVersion !== undefined && preconditions.resourceVersion !== current.metadata.resourceVersion) {
-    throw conflict(gr, name, optimisticLockMessage);
+    // The generic store's BeforeDelete words it with the kind, not the resource.
+    throw conflict(
+      { group: gr.group, resource: kind },
+      name,
+      `the ResourceVersion in the precondition (${preconditions.resourceVersion}) does not match the ResourceVersion in record (${current.metadata.resourceVersion ?? ''}). The object might have been modified`,
+    );
   }
 }
 
 export async function deleteCollection(call: WriteCall): Promise<void> {
-  const text = await readBody(call.req);
-  const options = parseDeleteParameters(call.url.searchParams, text.trim() === '' ? undefined : parseJson(text));
-  const list = await listAll(call, parseListParameters(call.url.searchParams));
+  negotiateWriteOutput(call.req, 'list');
+  const listParameters = parseListParameters(call.url.searchParams);
+  const options = await deleteOptions(call);
+  const list = await listAll(call, listParameters);
   const deleted: ApiObject[] = [];
   for (const object of list.items) {
     try {

@@ -11,7 +11,7 @@ import { Router as createRouter } from 'express';
 import { requestContext } from '../../server/context.js';
 import type { ResourceRequestInfo } from '../request-info.js';
 import { groupVersionString, type ApiGroupVersion, type ResourceDescriptor, type Verb } from '../resource.js';
-import { methodNotAllowed, pathNotFound } from '../status.js';
+import { badRequest, methodNotAllowed, pathNotFound } from '../status.js';
 import type { Call, RestResource, WriteCall } from './contracts.js';
 import { createObject } from './create.js';
 import { deleteCollection, deleteObject } from './delete.js';
@@ -39,6 +39,20 @@ export function restRouter(gv: ApiGroupVersion, resources: readonly RestResource
     await dispatch({ req, res, info, url, resource, gv, gr: { group: gv.group, resource: info.resource } });
   });
   return router;
+}
+
+/**
+ * No write verb upgrades a connection. kube-aggregator proxies a request
+ * carrying `Connection: Upgrade` (httpstream.IsUpgradeRequest) as an upgrade
+ * and turns any answer below 400 that is not a 101 into a 503: a write
+ * served normally would be committed and reported as failed. Refused
+ * before anything is read or written; an error passes through the
+ * aggregator unchanged.
+ */
+function refuseUpgrade(call: WriteCall): void {
+  const connection = call.req.headers.connection ?? '';
+  if (!connection.toLowerCase().includes('upgrade')) return;
+  throw badRequest(`connection upgrade is not supported for ${call.info.verb} requests on ${call.gr.resource}.${call.gr.group}`);
 }
 
 /** A read-only resource must not advertise a write verb it could never serve (discovery honesty). */
@@ -80,6 +94,7 @@ async function dispatch(call: Call): Promise<void> {
 }
 
 async function dispatchWrite(call: WriteCall): Promise<void> {
+  refuseUpgrade(call);
   switch (call.info.verb) {
     case 'create':
       return createObject(call);

@@ -3,7 +3,8 @@
  * validated the way kube-apiserver does (ValidateListOptions, DeleteOptions
  * validation), with its wording.
  */
-import { forbiddenField, invalid, notSupported, invalidValue, type FieldError } from '../field-errors.js';
+import { forbiddenField, invalid, notSupported, invalidValue, required, type FieldError } from '../field-errors.js';
+import { fieldManagerErrors } from '../object-meta.js';
 import { parseFieldSelector, parseLabelSelector, type FieldSelector, type LabelSelector } from '../selectors.js';
 import { badRequest } from '../status.js';
 import { isReservedKey } from '../../backing/storage-mapping.js';
@@ -105,17 +106,45 @@ export interface WriteParameters {
   readonly force: string | undefined;
 }
 
-export function parseWriteParameters(query: URLSearchParams): WriteParameters {
+/** Which options a write decodes: CreateOptions, UpdateOptions, or PatchOptions with its patch type. */
+export type WriteOptionsKind = 'CreateOptions' | 'UpdateOptions' | { readonly patchType: string };
+
+const fieldValidationValues = ['', 'Ignore', 'Strict', 'Warn'];
+
+/**
+ * Create/Update/PatchOptions from the query, validated as
+ * ValidateCreateOptions/ValidateUpdateOptions/ValidatePatchOptions do
+ * (422 naming the options kind), before anything is read or written.
+ */
+export function parseWriteParameters(query: URLSearchParams, kind: WriteOptionsKind): WriteParameters {
   const dryRun = query.getAll('dryRun');
   const fieldValidation = nonEmpty(query.get('fieldValidation'));
-  if (fieldValidation !== undefined && !['Strict', 'Warn', 'Ignore'].includes(fieldValidation)) {
-    throw badRequest(`fieldValidation must be one of Ignore, Warn, or Strict; got ${fieldValidation}`);
-  }
   const fieldManager = nonEmpty(query.get('fieldManager'));
-  if (fieldManager !== undefined && (fieldManager.length > 128 || !/^[\x20-\x7e]+$/.test(fieldManager))) {
-    throw invalid('meta.k8s.io', 'PatchOptions', '', [invalidValue('fieldManager', fieldManager, 'must be at most 128 printable characters')]);
+  const force = query.has('force') ? (query.get('force') ?? '') : undefined;
+  const errors: FieldError[] = [];
+  if (typeof kind !== 'string') {
+    if (kind.patchType === 'application/apply-patch+yaml') {
+      if (fieldManager === undefined) errors.push(required('fieldManager', 'is required for apply patch'));
+    } else if (force !== undefined) {
+      errors.push(forbiddenField('force', 'may not be specified for non-apply patch'));
+    }
   }
-  return { dryRun: dryRun.length === 0 ? undefined : dryRun, fieldManager, fieldValidation, force: nonEmpty(query.get('force')) };
+  errors.push(...fieldManagerErrors(fieldManager ?? '', 'fieldManager'));
+  errors.push(...dryRunErrors(dryRun));
+  if (fieldValidation !== undefined && !fieldValidationValues.includes(fieldValidation)) {
+    errors.push(notSupported('fieldValidation', fieldValidation, fieldValidationValues));
+  }
+  if (errors.length > 0) throw invalid('meta.k8s.io', typeof kind === 'string' ? kind : 'PatchOptions', '', errors);
+  return {
+    dryRun: dryRun.length === 0 ? undefined : dryRun,
+    fieldManager,
+    fieldValidation,
+    force: force === undefined || !goBool(force) ? undefined : 'true',
+  };
+}
+
+function dryRunErrors(dryRun: readonly string[]): FieldError[] {
+  return dryRun.every((value) => value === 'All') ? [] : [notSupported('dryRun', dryRun, ['All'])];
 }
 
 export interface DeleteParameters {
@@ -126,33 +155,72 @@ export interface DeleteParameters {
   readonly dryRun: readonly string[] | undefined;
 }
 
-/** DeleteOptions from the body (if any) overlaid by query parameters, as kube decodes them. */
+/**
+ * DeleteOptions from the body when there is one, else from the query (kube
+ * reads one or the other), validated as ValidateDeleteOptions does.
+ */
 export function parseDeleteParameters(query: URLSearchParams, body: unknown): DeleteParameters {
-  const fromBody = (body ?? {}) as {
-    propagationPolicy?: string;
-    orphanDependents?: boolean;
-    gracePeriodSeconds?: number;
-    preconditions?: { uid?: string; resourceVersion?: string };
-    dryRun?: string[];
-  };
-  const propagationPolicy = nonEmpty(query.get('propagationPolicy')) ?? fromBody.propagationPolicy;
-  if (propagationPolicy !== undefined && !['Orphan', 'Background', 'Foreground'].includes(propagationPolicy)) {
-    throw invalid('meta.k8s.io', 'DeleteOptions', '', [notSupported('propagationPolicy', propagationPolicy, ['Foreground', 'Background', 'Orphan', 'nil'])]);
+  const options = body === undefined ? deleteOptionsFromQuery(query) : deleteOptionsFromBody(body);
+  const errors: FieldError[] = [];
+  if (options.orphanDependents !== undefined && options.propagationPolicy !== undefined) {
+    errors.push(invalidValue('propagationPolicy', options.propagationPolicy, 'orphanDependents and deletionPropagation cannot be both set'));
   }
-  const orphanDependents = query.has('orphanDependents') ? truthy(query.get('orphanDependents')) : fromBody.orphanDependents;
-  if (orphanDependents !== undefined && propagationPolicy !== undefined) {
-    throw invalid('meta.k8s.io', 'DeleteOptions', '', [
-      invalidValue('propagationPolicy', propagationPolicy, 'orphanDependents and deletionPropagation cannot be both set'),
-    ]);
+  const policy = options.propagationPolicy;
+  if (policy !== undefined && !['Orphan', 'Background', 'Foreground'].includes(policy)) {
+    errors.push(notSupported('propagationPolicy', policy, ['Foreground', 'Background', 'Orphan', 'nil']));
   }
+  errors.push(...dryRunErrors(options.dryRun ?? []));
+  if (errors.length > 0) throw invalid('meta.k8s.io', 'DeleteOptions', '', errors);
+  return options;
+}
+
+function deleteOptionsFromQuery(query: URLSearchParams): DeleteParameters {
   const dryRun = query.getAll('dryRun');
+  const orphan = query.getAll('orphanDependents');
   return {
-    propagationPolicy,
-    orphanDependents,
-    gracePeriodSeconds: optionalInteger(query, 'gracePeriodSeconds') ?? fromBody.gracePeriodSeconds,
-    preconditions: fromBody.preconditions,
-    dryRun: dryRun.length > 0 ? dryRun : fromBody.dryRun,
+    propagationPolicy: nonEmpty(query.get('propagationPolicy')),
+    orphanDependents: orphan.length === 0 ? undefined : goBool(orphan[0] ?? ''),
+    gracePeriodSeconds: queryInt64(query, 'gracePeriodSeconds'),
+    preconditions: undefined,
+    dryRun: dryRun.length > 0 ? dryRun : undefined,
   };
+}
+
+/** A DeleteOptions body: only its known fields, each of the type kube decodes it into. */
+function deleteOptionsFromBody(body: unknown): DeleteParameters {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw badRequest(`json: cannot unmarshal ${Array.isArray(body) ? 'array' : typeof body} into Go value of type v1.DeleteOptions`);
+  }
+  const fields = body as Record<string, unknown>;
+  const typed = <T>(name: string, check: (value: unknown) => value is T, goType: string): T | undefined => {
+    const value = fields[name];
+    if (value === undefined || value === null) return undefined;
+    if (check(value)) return value;
+    throw badRequest(`json: cannot unmarshal ${Array.isArray(value) ? 'array' : typeof value} into Go struct field DeleteOptions.${name} of type ${goType}`);
+  };
+  const isString = (v: unknown): v is string => typeof v === 'string';
+  const isBoolean = (v: unknown): v is boolean => typeof v === 'boolean';
+  const isInt64 = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && Math.abs(v) < 2 ** 63;
+  const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every(isString);
+  const isPreconditions = (v: unknown): v is { uid?: string; resourceVersion?: string } =>
+    typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => x === null || typeof x === 'string');
+  return {
+    propagationPolicy: typed('propagationPolicy', isString, 'v1.DeletionPropagation'),
+    orphanDependents: typed('orphanDependents', isBoolean, 'bool'),
+    gracePeriodSeconds: typed('gracePeriodSeconds', isInt64, 'int64'),
+    preconditions: typed('preconditions', isPreconditions, 'v1.Preconditions'),
+    dryRun: typed('dryRun', isStrings, '[]string'),
+  };
+}
+
+/** strconv.ParseInt(value, 10, 64) on the first value, with its error text (a 400, as DecodeParameters answers). */
+function queryInt64(query: URLSearchParams, name: string): number | undefined {
+  const value = query.get(name);
+  if (value === null) return undefined;
+  if (!/^[+-]?\d+$/.test(value)) throw badRequest(`strconv.ParseInt: parsing ${JSON.stringify(value)}: invalid syntax`);
+  const parsed = BigInt(value);
+  if (parsed >= 2n ** 63n || parsed < -(2n ** 63n)) throw badRequest(`strconv.ParseInt: parsing ${JSON.stringify(value)}: value out of range`);
+  return Number(parsed);
 }
 
 function nonEmpty(value: string | null): string | undefined {
@@ -161,6 +229,11 @@ function nonEmpty(value: string | null): string | undefined {
 
 function truthy(value: string | null): boolean {
   return value !== null && value !== '' && value !== '0' && value.toLowerCase() !== 'false';
+}
+
+/** Convert_Slice_string_To_bool: only "0" and "false" (any case) are false. */
+function goBool(value: string): boolean {
+  return value !== '0' && value.toLowerCase() !== 'false';
 }
 
 function optionalInteger(query: URLSearchParams, name: string): number | undefined {

@@ -7,6 +7,16 @@ import type { ApiObject, ObjectList } from './types.js';
 
 export type { TableColumn } from './output.js';
 
+/**
+ * Negotiates the response of a write before anything is read or written
+ * (kube negotiates the output serializer first), Table options included:
+ * a request refused for its Accept header changes nothing.
+ */
+export function negotiateWriteOutput(req: Request, target: 'object' | 'list'): void {
+  const format = negotiateOutput(req.headers.accept, target);
+  if (format.kind === 'table') parseIncludeObject(new URL(req.originalUrl, 'https://x').searchParams);
+}
+
 export function respondObject(req: Request, res: Response, code: number, object: ApiObject, strategy: ResourceStrategy): void {
   const format = negotiateOutput(req.headers.accept, 'object');
   switch (format.kind) {

@@ -13,9 +13,6 @@ import { hostClaimResource } from './descriptor.js';
 import { secretAccessAdmission } from './secret-access.js';
 import type { Authorizer } from '../../auth/authorizer.js';
 
-const dns1123Subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const subdomainMessage =
-  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 const secretReferenceFields = ['userData', 'networkData', 'metaData'] as const;
 
 export function hostClaimStrategy(authorizer: Authorizer): WritableResourceStrategy {
@@ -28,10 +25,8 @@ export function hostClaimStrategy(authorizer: Authorizer): WritableResourceStrat
 }
 
 function validateMetadata(object: ApiObject): FieldError[] {
+  // Name, labels, annotations, owners and finalizers follow kube's ObjectMeta rules in the generic layer (api/object-meta.ts).
   const errors: FieldError[] = [];
-  const name = object.metadata.name ?? '';
-  if (name.length > 253) errors.push(invalidValue('metadata.name', name, 'must be no more than 253 characters'));
-  else if (!dns1123Subdomain.test(name)) errors.push(invalidValue('metadata.name', name, subdomainMessage));
   for (const section of ['labels', 'annotations'] as const) {
     for (const key of Object.keys(object.metadata[section] ?? {})) {
       if (isReservedKey(key)) errors.push(forbiddenField(`metadata.${section}[${key}]`, 'this prefix is reserved for the infrastructure'));

@@ -5,7 +5,7 @@
  */
 import jsonPatch from 'fast-json-patch';
 import { ApiError, badRequest, unsupportedMediaType } from '../status.js';
-import { decodeObject, mediaType, parseJson, patchTypes, readBody } from './body.js';
+import { checkJsonPatchSize, decodeObject, mediaType, parseJson, patchTypes, readBody } from './body.js';
 import type { WriteCall } from './contracts.js';
 import { admitOrThrow, checkTypeMeta, subresourceOf, withMetadata } from './decode.js';
 import { parseWriteParameters } from './query.js';
@@ -26,6 +26,7 @@ export async function patchObject(call: WriteCall): Promise<void> {
     throw unsupportedMediaType([patchTypes.json, patchTypes.merge, patchTypes.apply]);
   }
   const patch = parseJson(text);
+  if (type === patchTypes.json) checkJsonPatchSize(patch);
   for (let attempt = 1; ; attempt++) {
     const current = await call.resource.store.get(call.info.namespace, call.info.name, undefined);
     const patched = applyPatch(type, current, patch);
@@ -74,7 +75,7 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
 
 async function applyObject(call: WriteCall, text: string, write: ReturnType<typeof parseWriteParameters>): Promise<void> {
   if (write.fieldManager === undefined) throw badRequest('PATCH /apply requires fieldManager');
-  const decoded = decodeObject(text, patchTypes.apply);
+  const decoded = await decodeObject(text, patchTypes.apply);
   if (decoded === null || typeof decoded !== 'object' || Array.isArray(decoded)) throw badRequest('the apply configuration must be an object');
   const configuration = withMetadata(decoded as Record<string, unknown>);
   checkTypeMeta(call, configuration);

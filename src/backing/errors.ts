@@ -18,7 +18,17 @@ export interface VirtualTarget {
   readonly backingName: string;
 }
 
-const passThroughReasons = new Set(['AlreadyExists', 'Conflict', 'Invalid', 'BadRequest', 'Expired', 'Gone', 'TooManyRequests', 'RequestEntityTooLarge', 'UnsupportedMediaType', 'NotAcceptable', 'MethodNotAllowed']);
+const passThroughReasons = new Set([
+  'AlreadyExists', 'Conflict', 'Invalid', 'BadRequest', 'Expired', 'Gone', 'TooManyRequests', 'RequestEntityTooLarge', 'UnsupportedMediaType', 'NotAcceptable',
+  'MethodNotAllowed', 'Timeout',
+]);
+/**
+ * Reasons whose details name no object in kube's answer: a resourceVersion
+ * newer than the store's (k8s.io/apiserver storage.NewTooLargeResourceVersionError:
+ * 504 Timeout, cause ResourceVersionTooLarge, retryAfterSeconds) says the same
+ * about a record as about the object it stores.
+ */
+const unnamedReasons = new Set(['Timeout']);
 
 export function translateBackingError(error: unknown, mapping: StorageMapping, target: VirtualTarget): ApiError {
   if (error instanceof ApiError) return error;
@@ -28,13 +38,17 @@ export function translateBackingError(error: unknown, mapping: StorageMapping, t
   if (status?.reason === undefined || !passThroughReasons.has(status.reason)) return storageFailure(error);
   const rename = renamer(mapping, target);
   const causes = status.details?.causes?.map((c): StatusCause => ({ ...c, ...(c.message === undefined ? {} : { message: rename(c.message) }) }));
+  const retryAfter = status.details?.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: status.details.retryAfterSeconds };
+  if (unnamedReasons.has(status.reason)) {
+    return new ApiError(error.statusCode, status.reason as ApiError['reason'], rename(status.message ?? ''), { ...(causes === undefined ? {} : { causes }), ...retryAfter });
+  }
   return new ApiError(error.statusCode, status.reason as ApiError['reason'], rename(status.message ?? ''), {
     ...(target.name === '' ? {} : { name: target.name }),
     group: target.gr.group,
     kind: status.reason === 'Invalid' ? mapping.virtual.kind : target.gr.resource,
     ...(status.details?.uid === undefined ? {} : { uid: status.details.uid }),
     ...(causes === undefined ? {} : { causes }),
-    ...(status.details?.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: status.details.retryAfterSeconds }),
+    ...retryAfter,
   });
 }
 

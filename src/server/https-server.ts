@@ -3,7 +3,10 @@
  * at once, the listener stops accepting, in-flight requests get a bounded
  * time to finish, then every remaining connection (watches, idle
  * keep-alives, half-open handshakes) is destroyed so clients reconnect to
- * another replica and the process can exit.
+ * another replica and the process can exit. Request headers (request line
+ * included) may take 1 MiB, kube-apiserver's MaxHeaderBytes
+ * (k8s.io/apiserver SecureServingInfo.Serve); beyond that the answer is Go
+ * net/http's: 431 with a plain-text body, then the connection closes.
  */
 import { once } from 'node:events';
 import https from 'node:https';
@@ -13,6 +16,10 @@ import type { TlsContextSwitch } from './tls-context.js';
 
 // Above Go's default idle-connection timeout (90 s) so kube-apiserver never reuses a connection we just closed.
 const keepAliveTimeoutMs = 120_000;
+/** kube-apiserver's MaxHeaderBytes (1 << 20); Node's default is 16 KiB. */
+export const maxHeaderBytes = 1 << 20;
+// What Go's net/http writes when a request's headers exceed MaxHeaderBytes.
+const headersTooLarge = 'HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n431 Request Header Fields Too Large';
 
 export class HttpsServer {
   private readonly server: https.Server;
@@ -22,7 +29,8 @@ export class HttpsServer {
   private readonly drained = new EventTarget();
 
   constructor(app: Express, tls: TlsContextSwitch) {
-    this.server = https.createServer(tls.options(), app);
+    this.server = https.createServer({ ...tls.options(), maxHeaderSize: maxHeaderBytes }, app);
+    this.server.on('clientError', answerClientError);
     this.server.keepAliveTimeout = keepAliveTimeoutMs;
     this.server.headersTimeout = 60_000;
     // Watches are long-running: no whole-request timeout at the socket level.
@@ -62,4 +70,12 @@ export class HttpsServer {
     for (const socket of this.sockets) socket.destroy();
     await closed;
   }
+}
+
+/** Node's own answers to unparsable requests, except oversized headers, which get Go's text body rather than an empty one. */
+function answerClientError(error: Error & { code?: string }, socket: import('node:stream').Duplex): void {
+  if (!socket.writable || error.code === 'ECONNRESET') socket.destroy();
+  else if (error.code === 'HPE_HEADER_OVERFLOW') socket.end(headersTooLarge);
+  else if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') socket.end('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
+  else socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
 }

@@ -1,13 +1,31 @@
 /**
- * Request bodies: read raw (3 MiB, kube's MaxRequestBodyBytes), then decoded
- * by media type. Only what a CRD endpoint accepts is accepted.
+ * Request bodies: read raw, then decoded by media type, with the bounds
+ * kube-apiserver puts on parse work (k8s.io/apiserver endpoints/handlers:
+ * limitedReadBody, maxJSONPatchOperations; k8s.io/apimachinery util/json
+ * maxDepth; go.yaml.in/yaml/v2 alias and depth limits). Only what a CRD
+ * endpoint accepts is accepted. Every step is linear in the body's size and
+ * no request holds the event loop for long: YAML goes to a worker thread.
  */
 import type { IncomingMessage } from 'node:http';
-import { parse as parseYaml } from 'yaml';
 import { ApiError, badRequest, unsupportedMediaType } from '../status.js';
 import { parseMediaRange } from '../negotiation.js';
+import { duplicateFields, jsonDepth } from './json-scan.js';
+import { decodeYamlOffThread } from './yaml-decoder.js';
 
-const maxBodyBytes = 3 * 1024 * 1024;
+export { duplicateFields } from './json-scan.js';
+
+export const bodyLimits = {
+  /** kube's MaxRequestBodyBytes (3 MiB): a longer body is refused with 413. */
+  maxBodyBytes: 3 * 1024 * 1024,
+  /**
+   * Nesting of objects and arrays. kube allows 10000; V8 cannot serialize
+   * (JSON.stringify ~4400 levels) or clone (structuredClone ~1600) that deep
+   * on its default stack, so this server stops well before.
+   */
+  maxDepth: 1000,
+  /** kube's maxJSONPatchOperations. */
+  maxJsonPatchOperations: 10_000,
+} as const;
 
 export const patchTypes = {
   json: 'application/json-patch+json',
@@ -16,13 +34,17 @@ export const patchTypes = {
   strategic: 'application/strategic-merge-patch+json',
 } as const;
 
+function entityTooLarge(detail: string): ApiError {
+  return new ApiError(413, 'RequestEntityTooLarge', `Request entity too large: ${detail}`);
+}
+
 export async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     const buffer = chunk as Buffer;
     size += buffer.length;
-    if (size > maxBodyBytes) throw new ApiError(413, 'RequestEntityTooLarge', 'Request entity too large: limit is 3145728');
+    if (size > bodyLimits.maxBodyBytes) throw entityTooLarge(`limit is ${bodyLimits.maxBodyBytes}`);
     chunks.push(buffer);
   }
   return Buffer.concat(chunks).toString('utf8');
@@ -34,90 +56,61 @@ export function mediaType(req: IncomingMessage): string {
 }
 
 /** A JSON (or YAML, which kube also accepts for objects) object body. */
-export function decodeObject(text: string, type: string): unknown {
+export async function decodeObject(text: string, type: string): Promise<unknown> {
   // kube reads a body without Content-Type as JSON.
   if (type === 'application/json' || type === '') return parseJson(text);
   if (type === 'application/yaml' || type === patchTypes.apply) return parseYamlDocument(text);
   throw unsupportedMediaType(['application/json', 'application/yaml']);
 }
 
+/** JSON.parse is iterative and linear; the depth bound protects the recursive code after it. */
 export function parseJson(text: string): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch (error) {
     throw badRequest(`the body of the request could not be decoded: ${(error as Error).message}`);
   }
+  checkJsonDepth(text);
+  return value;
 }
 
-function parseYamlDocument(text: string): unknown {
-  try {
-    // YAML 1.1 like sigs.k8s.io/yaml; duplicate keys are errors, as in kube's strict decoding.
-    return parseYaml(text, { version: '1.1', uniqueKeys: true, maxAliasCount: 100 }) as unknown;
-  } catch (error) {
-    throw badRequest(`error decoding YAML: ${(error as Error).message}`);
+function checkJsonDepth(text: string): void {
+  if (jsonDepth(text, bodyLimits.maxDepth) > bodyLimits.maxDepth) {
+    throw badRequest(`the body of the request could not be decoded: exceeded max depth of ${bodyLimits.maxDepth}`);
   }
 }
 
-/**
- * Paths of keys that repeat within one JSON object (`spec.poweredOn`,
- * `spec.list[0].x`), which JSON.parse would silently collapse: kube's strict
- * decoding reports them (error under Strict, warning under Warn).
- * Expects text that JSON.parse has already accepted.
- */
-export function duplicateFields(text: string): string[] {
-  const duplicates: string[] = [];
-  let position = 0;
-  const skipSpace = (): void => {
-    while (position < text.length && ' \t\r\n'.includes(text[position] ?? '')) position++;
-  };
-  const readString = (): string => {
-    const start = position;
-    position++;
-    while (text[position] !== '"') position += text[position] === '\\' ? 2 : 1;
-    position++;
-    return JSON.parse(text.slice(start, position)) as string;
-  };
-  const readValue = (path: string): void => {
-    skipSpace();
-    const char = text[position];
-    if (char === '{') {
-      readObject(path);
-    } else if (char === '[') {
-      readArray(path);
-    } else if (char === '"') {
-      readString();
-    } else {
-      while (position < text.length && !',]} \t\r\n'.includes(text[position] ?? '')) position++;
-    }
-  };
-  const readObject = (path: string): void => {
-    const seen = new Set<string>();
-    position++;
-    for (;;) {
-      skipSpace();
-      if (text[position] === '}') break;
-      if (text[position] === ',') position++;
-      skipSpace();
-      const key = readString();
-      const keyPath = path === '' ? key : `${path}.${key}`;
-      if (seen.has(key)) duplicates.push(keyPath);
-      seen.add(key);
-      skipSpace();
-      position++; // ':'
-      readValue(keyPath);
-    }
-    position++;
-  };
-  const readArray = (path: string): void => {
-    position++;
-    for (let index = 0; ; index++) {
-      skipSpace();
-      if (text[position] === ']') break;
-      if (text[position] === ',') position++;
-      readValue(`${path}[${index}]`);
-    }
-    position++;
-  };
-  readValue('');
-  return duplicates;
+/** kube refuses a JSON patch of more operations than it will apply. */
+export function checkJsonPatchSize(patch: unknown): void {
+  if (Array.isArray(patch) && patch.length > bodyLimits.maxJsonPatchOperations) {
+    throw new ApiError(
+      413,
+      'RequestEntityTooLarge',
+      `Request entity too large: The allowed maximum operations in a JSON patch is ${bodyLimits.maxJsonPatchOperations}, got ${patch.length}`,
+    );
+  }
+}
+
+async function parseYamlDocument(text: string): Promise<unknown> {
+  // JSON is YAML, and what clients send as apply configurations: decode it here, without the worker.
+  const json = text.trimStart().startsWith('{') ? jsonOrUndefined(text) : undefined;
+  if (json !== undefined) {
+    checkJsonDepth(text);
+    const repeated = duplicateFields(text);
+    if (repeated.length > 0) throw badRequest(`error decoding YAML: ${repeated.map((path) => `key "${path}" already set in map`).join(', ')}`);
+    return json;
+  }
+  const decoded = await decodeYamlOffThread(text, { maxDepth: bodyLimits.maxDepth, maxOutputBytes: bodyLimits.maxBodyBytes });
+  // Repeated keys are errors, as in kube's strict decoding.
+  if (decoded.duplicates.length > 0) throw badRequest(`error decoding YAML: yaml: unmarshal errors:\n  ${decoded.duplicates.join('\n  ')}`);
+  return JSON.parse(decoded.json) as unknown;
+}
+
+function jsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
 }

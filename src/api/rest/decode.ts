@@ -30,7 +30,7 @@ export interface DecodedBody {
 export async function decodeBody(call: WriteCall, write: WriteParameters): Promise<DecodedBody> {
   const text = await readBody(call.req);
   const type = mediaType(call.req);
-  const object = decodeObjectBody(call, text, type);
+  const object = await decodeObjectBody(call, text, type);
   const duplicates = type === 'application/json' || type === '' ? duplicateFields(text) : [];
   if (duplicates.length === 0 || write.fieldValidation === 'Ignore') return { object, warnings: [] };
   const problems = duplicates.map((path) => `duplicate field "${path}"`);
@@ -38,8 +38,8 @@ export async function decodeBody(call: WriteCall, write: WriteParameters): Promi
   return { object, warnings: problems.map((p) => `299 - ${JSON.stringify(p)}`) };
 }
 
-export function decodeObjectBody(call: WriteCall, text: string, type: string): ApiObject {
-  const body = decodeObject(text, type);
+export async function decodeObjectBody(call: WriteCall, text: string, type: string): Promise<ApiObject> {
+  const body = await decodeObject(text, type);
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('the body of the request must be an object');
   const object = withTypedMetadata(call, body as Record<string, unknown>);
   checkTypeMeta(call, object);

@@ -10,7 +10,7 @@ import jsonPatch from 'fast-json-patch';
 import { invalid, invalidValue } from '../field-errors.js';
 import { decodeObjectMeta, MetaDecodeError } from '../object-meta.js';
 import { ApiError, badRequest, conflict, optimisticLockMessage, unsupportedMediaType } from '../status.js';
-import { decodeObject, mediaType, parseJson, patchTypes, readBody } from './body.js';
+import { checkJsonPatchSize, decodeObject, mediaType, parseJson, patchTypes, readBody } from './body.js';
 import type { WriteCall } from './contracts.js';
 import { admitCreate, admitUpdate, checkTypeMeta, subresourceOf, withTypedMetadata } from './decode.js';
 import { parseWriteParameters, type WriteParameters } from './query.js';
@@ -32,8 +32,11 @@ export async function patchObject(call: WriteCall): Promise<void> {
     return;
   }
   const patch = parseJson(text);
-  if (type === patchTypes.json) checkJsonPatch(patch, write);
-  else checkMergePatch(patch, write);
+  // kube decodes the operations first, then counts them (handlers/patch.go).
+  if (type === patchTypes.json) {
+    checkJsonPatch(patch, write);
+    checkJsonPatchSize(patch);
+  } else checkMergePatch(patch, write);
   for (let attempt = 1; ; attempt++) {
     const current = await call.resource.store.get(call.info.namespace, call.info.name, undefined);
     const patched = patchedObject(call, type, current, patch);
@@ -161,7 +164,7 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
 }
 
 async function applyObject(call: WriteCall, text: string, write: WriteParameters): Promise<void> {
-  const decoded = decodeObject(text, patchTypes.apply);
+  const decoded = await decodeObject(text, patchTypes.apply);
   if (decoded === null || typeof decoded !== 'object' || Array.isArray(decoded)) throw badRequest('the apply configuration must be an object');
   const rawMetadata = (decoded as Record<string, unknown>)['metadata'];
   const configuration = withTypedMetadata(call, decoded as Record<string, unknown>);

@@ -1,16 +1,128 @@
 import { describe, expect, it } from 'vitest';
-import { duplicateFields } from '../../../../src/api/rest/body.js';
+import { bodyLimits, checkJsonPatchSize, decodeObject, duplicateFields, parseJson } from '../../../../src/api/rest/body.js';
+import { jsonDepth } from '../../../../src/api/rest/json-scan.js';
+import { ApiError } from '../../../../src/api/status.js';
+
+const deepJson = (levels: number): string => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
+const billionLaughs =
+  'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' +
+  ['b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'].map((name, i) => `${name}: &${name} [${Array(9).fill(`*${'abcdefghi'[i] ?? ''}`).join(',')}]\n`).join('');
+
+async function refusal(promise: Promise<unknown>): Promise<{ code: number; reason: string | undefined; message: string }> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(error instanceof ApiError)) throw new Error(`expected an ApiError, got ${String(error)}`);
+  return { code: error.code, reason: error.reason, message: error.message };
+}
 
 describe('duplicateFields', () => {
   it('finds repeated keys with kube-style paths, at any depth', () => {
     expect(duplicateFields('{"spec":{"poweredOn":true,"poweredOn":false}}')).toEqual(['spec.poweredOn']);
     expect(duplicateFields('{"a":[{"x":1},{"x":1,"x":2}],"a":null}')).toEqual(['a[1].x', 'a']);
     expect(duplicateFields('{"k":"a\\"b","s":"}{,[]","k":1}')).toEqual(['k']);
+    expect(duplicateFields('{"\\u006b":1,"k":2}')).toEqual(['k']);
   });
 
   it('reports nothing for well-formed objects, arrays and scalars', () => {
     expect(duplicateFields('{"metadata":{"name":"x","labels":{"a":"1","b":"2"}},"list":[1,2,{"a":true}]}')).toEqual([]);
     expect(duplicateFields(' [ ] ')).toEqual([]);
     expect(duplicateFields('"text"')).toEqual([]);
+  });
+
+  it('scans nesting far deeper than the stack without recursion', () => {
+    expect(duplicateFields(`{"x":${deepJson(100_000)},"x":1}`)).toEqual(['x']);
+  });
+});
+
+describe('jsonDepth', () => {
+  it('counts objects and arrays, not brackets inside strings, and stops past the limit', () => {
+    expect(jsonDepth('{"a":[1,{"b":"[[[{{{"}]}', 10)).toBe(3);
+    expect(jsonDepth('"x"', 10)).toBe(0);
+    expect(jsonDepth(deepJson(50), 10)).toBe(11);
+  });
+});
+
+describe('parseJson bounds', () => {
+  it(`accepts ${bodyLimits.maxDepth} levels and refuses one more with 400`, async () => {
+    expect(parseJson(deepJson(bodyLimits.maxDepth))).toBeTypeOf('object');
+    expect(await refusal(Promise.resolve().then(() => parseJson(deepJson(bodyLimits.maxDepth + 1))))).toEqual({
+      code: 400,
+      reason: 'BadRequest',
+      message: 'the body of the request could not be decoded: exceeded max depth of 1000',
+    });
+  });
+
+  it("refuses a JSON patch of more than kube's 10000 operations with 413", async () => {
+    expect(() => {
+      checkJsonPatchSize(Array(10_000).fill({ op: 'test', path: '', value: 1 }));
+    }).not.toThrow();
+    expect(
+      await refusal(
+        Promise.resolve().then(() => {
+          checkJsonPatchSize(Array(10_001).fill({}));
+        }),
+      ),
+    ).toEqual({
+      code: 413,
+      reason: 'RequestEntityTooLarge',
+      message: 'Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001',
+    });
+  });
+});
+
+describe('YAML bodies (decoded in a worker)', () => {
+  it('decode YAML 1.1 as sigs.k8s.io/yaml does: merge keys, timestamps as text, anchors shared', async () => {
+    await expect(decodeObject('base: &b {x: 1, z: 2}\nc:\n  <<: *b\n  z: 3\nd: 2001-12-14\ne: yes\nf: [*b]\n', 'application/yaml')).resolves.toEqual({
+      base: { x: 1, z: 2 },
+      c: { x: 1, z: 3 },
+      d: '2001-12-14',
+      e: true,
+      f: [{ x: 1, z: 2 }],
+    });
+  });
+
+  it('refuse alias bombs and self-references with goyaml messages', async () => {
+    expect(await refusal(decodeObject(billionLaughs, 'application/yaml'))).toEqual({
+      code: 400,
+      reason: 'BadRequest',
+      message: 'error decoding YAML: yaml: document contains excessive aliasing',
+    });
+    expect(await refusal(decodeObject('a: &a\n  b: *a\n', 'application/yaml'))).toEqual({
+      code: 400,
+      reason: 'BadRequest',
+      message: "error decoding YAML: yaml: anchor 'a' value contains itself",
+    });
+  });
+
+  it('allow many aliases of a small anchor, as goyaml does, in linear time', async () => {
+    const decoded = (await decodeObject(`a: &a x\nb:\n${'- *a\n'.repeat(50_000)}`, 'application/yaml')) as { b: string[] };
+    expect(decoded.b).toHaveLength(50_000);
+    expect(new Set(decoded.b)).toEqual(new Set(['x']));
+  });
+
+  it('refuse nesting beyond the bound, flow or block', async () => {
+    const tooDeep = { code: 400, reason: 'BadRequest', message: 'error decoding YAML: yaml: exceeded max depth of 1000' };
+    expect(await refusal(decodeObject(`${'['.repeat(10_000)}${']'.repeat(10_000)}`, 'application/yaml'))).toEqual(tooDeep);
+    expect(await refusal(decodeObject(Array.from({ length: 1500 }, (_, i) => `${' '.repeat(i)}a:`).join('\n') + ' 1', 'application/yaml'))).toEqual(tooDeep);
+  });
+
+  it('report repeated keys with their lines, JSON apply configurations too', async () => {
+    expect(await refusal(decodeObject('a: 1\nb: 2\na: 3\n', 'application/yaml'))).toEqual({
+      code: 400,
+      reason: 'BadRequest',
+      message: 'error decoding YAML: yaml: unmarshal errors:\n  line 3: key "a" already set in map',
+    });
+    expect(await refusal(decodeObject('{"a":1,"a":2}', 'application/apply-patch+yaml'))).toMatchObject({ code: 400, message: 'error decoding YAML: key "a" already set in map' });
+  });
+
+  it('refuse a document whose aliases expand past the body limit with 413', async () => {
+    const anchor = `a: &a "${'x'.repeat(200_000)}"\n`;
+    expect(await refusal(decodeObject(`${anchor}b: [${Array(20).fill('*a').join(',')}]\n`, 'application/yaml'))).toEqual({
+      code: 413,
+      reason: 'RequestEntityTooLarge',
+      message: 'Request entity too large: limit is 3145728',
+    });
   });
 });

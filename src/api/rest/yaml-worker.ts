@@ -1,0 +1,193 @@
+/**
+ * Decodes one YAML request body to JSON text, off the event loop, with
+ * the bounds of go.yaml.in/yaml/v2 as sigs.k8s.io/yaml uses it in
+ * kube-apiserver: alias expansion limited by the ratio rule of
+ * decode.go (allowedAliasRatio), an anchor may not contain its own alias
+ * ("anchor 'a' value contains itself"), nesting bounded. The conversion to
+ * JSON is linear (the yaml package's own toJS resolves each alias by
+ * scanning the document, which is quadratic in the number of aliases).
+ *
+ * Runs as a worker thread: no imports from this project (it is loaded as
+ * is, compiled or as TypeScript source in tests).
+ */
+import { parentPort } from 'node:worker_threads';
+import { isAlias, isMap, isScalar, isSeq, parseDocument, type Alias, type Node, type Pair, type YAMLMap } from 'yaml';
+
+export interface YamlRequest {
+  readonly id: number;
+  readonly text: string;
+  readonly maxDepth: number;
+  readonly maxOutputBytes: number;
+}
+
+export type YamlFailure = 'invalid' | 'tooDeep' | 'tooLarge';
+
+export type YamlAnswer =
+  | { readonly id: number; readonly json: string; readonly duplicates: readonly string[] }
+  | { readonly id: number; readonly failure: YamlFailure; readonly message: string };
+
+// No parameter properties here or below: Node's type stripping runs this file as is in tests.
+class YamlError extends Error {
+  readonly failure: YamlFailure;
+  constructor(failure: YamlFailure, message: string) {
+    super(message);
+    this.failure = failure;
+  }
+}
+
+// go.yaml.in/yaml/v2 decode.go: above 100 aliased and 1000 decoded nodes, the share of aliased ones is bounded.
+const aliasRatioRangeLow = 400_000;
+const aliasRatioRangeHigh = 4_000_000;
+
+function allowedAliasRatio(decodeCount: number): number {
+  if (decodeCount <= aliasRatioRangeLow) return 0.99;
+  if (decodeCount >= aliasRatioRangeHigh) return 0.1;
+  return 0.99 - 0.89 * ((decodeCount - aliasRatioRangeLow) / (aliasRatioRangeHigh - aliasRatioRangeLow));
+}
+
+type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+class Converter {
+  private decodeCount = 1; // the document node
+  private aliasCount = 0;
+  private readonly anchors = new Map<string, Node>();
+  private readonly converted = new Map<Node, { value: JsonValue; size: number }>();
+  private readonly converting = new Set<Node>();
+  private readonly lineStarts: number[] = [0];
+  private readonly maxDepth: number;
+  /** goyaml's strict-decoding complaints about repeated keys. */
+  readonly duplicates: string[] = [];
+
+  constructor(text: string, maxDepth: number) {
+    this.maxDepth = maxDepth;
+    for (let index = text.indexOf('\n'); index !== -1; index = text.indexOf('\n', index + 1)) this.lineStarts.push(index + 1);
+  }
+
+  /** Converts `node`, counting its decoded size (nodes, aliases expanded) as goyaml counts it. */
+  convert(node: Node | null, depth: number, inAlias: boolean): JsonValue {
+    return this.convertSized(node, depth, inAlias).value;
+  }
+
+  private count(size: number, aliased: boolean): void {
+    this.decodeCount += size;
+    if (aliased) this.aliasCount += size;
+    if (this.aliasCount > 100 && this.decodeCount > 1000 && this.aliasCount / this.decodeCount > allowedAliasRatio(this.decodeCount)) {
+      throw new YamlError('invalid', 'yaml: document contains excessive aliasing');
+    }
+  }
+
+  private convertSized(node: Node | null, depth: number, inAlias: boolean): { value: JsonValue; size: number } {
+    if (node === null) {
+      this.count(1, inAlias);
+      return { value: null, size: 1 };
+    }
+    if (node.anchor !== undefined && node.anchor !== '') this.anchors.set(node.anchor, node);
+    if (isAlias(node)) return this.convertAlias(node, depth, inAlias);
+    const done = this.converted.get(node);
+    if (done !== undefined) {
+      // Already converted once (an alias target): the same value, counted again as goyaml expands it.
+      this.count(done.size, inAlias);
+      return done;
+    }
+    if ((isMap(node) || isSeq(node)) && depth > this.maxDepth) throw new YamlError('tooDeep', `yaml: exceeded max depth of ${this.maxDepth}`);
+    this.converting.add(node);
+    const before = this.decodeCount;
+    this.count(1, inAlias);
+    let value: JsonValue;
+    if (isMap(node)) value = this.convertMap(node, depth, inAlias);
+    else if (isSeq(node)) value = node.items.map((item) => this.convert(item as Node | null, depth + 1, inAlias));
+    else if (isScalar(node)) value = scalarValue(node.value, node.source ?? String(node.value));
+    else throw new YamlError('invalid', 'yaml: unsupported node');
+    this.converting.delete(node);
+    const result = { value, size: this.decodeCount - before };
+    if (node.anchor !== undefined && node.anchor !== '') this.converted.set(node, result);
+    return result;
+  }
+
+  private convertAlias(alias: Alias, depth: number, inAlias: boolean): { value: JsonValue; size: number } {
+    this.count(1, inAlias);
+    const target = this.anchors.get(alias.source);
+    if (target === undefined) throw new YamlError('invalid', `yaml: unknown anchor '${alias.source}' referenced`);
+    if (this.converting.has(target)) throw new YamlError('invalid', `yaml: anchor '${alias.source}' value contains itself`);
+    const result = this.convertSized(target, depth, true);
+    return { value: result.value, size: result.size + 1 };
+  }
+
+  private convertMap(map: YAMLMap, depth: number, inAlias: boolean): JsonValue {
+    const object: Record<string, JsonValue> = {};
+    const seen = new Set<string>();
+    for (const pair of map.items as Pair<Node | null, Node | null>[]) {
+      if (isScalar(pair.key) && typeof pair.key.value === 'symbol') {
+        this.merge(object, pair.value, depth, inAlias);
+        continue;
+      }
+      const key = keyString(this.convert(pair.key, depth + 1, inAlias));
+      if (seen.has(key)) this.duplicates.push(`line ${this.lineOf(pair.key?.range?.[0] ?? 0)}: key ${JSON.stringify(key)} already set in map`);
+      seen.add(key);
+      object[key] = this.convert(pair.value, depth + 1, inAlias);
+    }
+    return object;
+  }
+
+  /** YAML 1.1 merge key (`<<: *base` or `<<: [*a, *b]`): earlier sources win, as in goyaml's merge. */
+  private merge(into: Record<string, JsonValue>, source: Node | null, depth: number, inAlias: boolean): void {
+    const sources = isSeq(source) ? [...(source.items as (Node | null)[])].reverse() : [source];
+    for (const item of sources) {
+      const value = this.convert(item, depth + 1, inAlias);
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+        throw new YamlError('invalid', 'yaml: map merge requires map or sequence of maps as the value');
+      }
+      Object.assign(into, value);
+    }
+  }
+
+  /** The 1-based line of a source offset. */
+  private lineOf(offset: number): number {
+    let low = 0;
+    let high = this.lineStarts.length - 1;
+    while (low < high) {
+      const middle = (low + high + 1) >> 1;
+      if ((this.lineStarts[middle] ?? 0) <= offset) low = middle;
+      else high = middle - 1;
+    }
+    return low + 1;
+  }
+}
+
+
+/** goyaml decodes timestamps and binary into interface{} as their text; numbers, booleans and null as such. */
+function scalarValue(value: unknown, source: string): JsonValue {
+  if (value === null || typeof value === 'boolean' || typeof value === 'string') return value;
+  if (typeof value === 'number') return Number.isFinite(value) ? value : source;
+  if (typeof value === 'bigint') return Number(value);
+  return source;
+}
+
+/** sigs.k8s.io/yaml turns scalar keys into JSON strings and refuses others. */
+function keyString(key: JsonValue): string {
+  if (key === null) return 'null';
+  if (typeof key === 'object') throw new YamlError('invalid', 'error converting YAML to JSON: yaml: invalid map key');
+  return String(key);
+}
+
+export function decodeYaml(request: YamlRequest): YamlAnswer {
+  try {
+    const document = parseDocument(request.text, { version: '1.1', uniqueKeys: false, keepSourceTokens: false });
+    const error = document.errors[0];
+    if (error !== undefined) throw new YamlError('invalid', `yaml: line ${error.linePos?.[0].line ?? 0}: ${error.message.split('\n')[0] ?? ''}`);
+    const converter = new Converter(request.text, request.maxDepth);
+    const value = converter.convert(document.contents, 1, false);
+    const json = JSON.stringify(value);
+    if (json.length > request.maxOutputBytes) {
+      throw new YamlError('tooLarge', `Request entity too large: limit is ${request.maxOutputBytes}`);
+    }
+    return { id: request.id, json, duplicates: converter.duplicates };
+  } catch (error) {
+    if (error instanceof YamlError) return { id: request.id, failure: error.failure, message: error.message };
+    // Only nesting can exhaust the parser's stack.
+    if (error instanceof RangeError) return { id: request.id, failure: 'tooDeep', message: `yaml: exceeded max depth of ${request.maxDepth}` };
+    return { id: request.id, failure: 'invalid', message: `yaml: ${(error as Error).message}` };
+  }
+}
+
+parentPort?.on('message', (request: YamlRequest) => parentPort?.postMessage(decodeYaml(request)));

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { labelSelectorFromHostSelector, type HostSelector as LabelTerms } from '../api/selectors.js';
 import { hostKeys, provisioningState, type BareMetalHost, type HostDeployPolicy } from '../metal3/types.js';
-import { isFree } from './host-references.js';
+import { boundRecord, isFree } from './host-references.js';
 import { admittingPolicies, type TenantNamespace } from './policy.js';
 
 export interface HostSelector extends LabelTerms {
@@ -24,16 +24,24 @@ export interface SelectionRequest {
 
 export type Selection =
   | { readonly kind: 'selected'; readonly host: BareMetalHost }
-  | { readonly kind: 'none'; readonly reason: 'NoAdmittingPolicy' | 'NoBareMetalHost' };
+  | { readonly kind: 'none'; readonly reason: 'NoAdmittingPolicy' | 'NoBareMetalHost' | 'WaitingForNodeReuseHost' };
 
 const availableStates = new Set(['available', 'ready']);
 const maxLabelValueLength = 63;
 
 /**
- * Picks the best free host for the claim, or says why there is none. Hosts
- * in `reserved` are being bound to other claims right now. Preference: the
- * claim's node-reuse pool, then its failure domain, then name order (so
- * results are reproducible).
+ * Picks a free host for the claim, or says why there is none, following
+ * CAPM3's node reuse (metal3machine_manager.go chooseHost), which the
+ * HostClaim design adopts:
+ * - a host carrying a node-reuse label is kept for that pool: claims of
+ *   another pool or of none never take it (its disks may hold the pool's
+ *   data);
+ * - a claim of pool P takes an available host labelled P; if P's labelled
+ *   host exists but is not available yet (being released or
+ *   deprovisioned), the claim waits for it rather than taking another;
+ * - only when no host carries P's label does it take any unlabelled host.
+ * Then the failure domain is preferred, then name order (so results are
+ * reproducible). Hosts in `reserved` are being bound to other claims now.
  */
 export function selectHost(
   request: SelectionRequest,
@@ -43,16 +51,58 @@ export function selectHost(
 ): Selection {
   const admitted = admittedHostNamespaces(request, policies);
   if (admitted.size === 0) return { kind: 'none', reason: 'NoAdmittingPolicy' };
-  const candidates = hosts.filter(
-    (host) => admitted.has(host.metadata.namespace ?? '') && !reserved.has(hostKey(host)) && isCandidate(host) && matchesSelector(host, request.hostSelector),
+  const eligible = hosts.filter(
+    (host) => admitted.has(host.metadata.namespace ?? '') && !reserved.has(hostKey(host)) && matchesSelector(host, request.hostSelector),
   );
-  if (candidates.length === 0) return { kind: 'none', reason: 'NoBareMetalHost' };
-  const reuse = request.nodeReuse === undefined || request.nodeReuse === '' ? undefined : nodeReuseLabelValue(request.namespace.name, request.nodeReuse);
-  const rank = (host: BareMetalHost): number =>
-    (reuse !== undefined && host.metadata.labels?.[hostKeys.nodeReuse] === reuse ? 0 : 2) +
-    (request.failureDomain !== undefined && request.failureDomain !== '' && host.metadata.labels?.[hostKeys.failureDomain] === request.failureDomain ? 0 : 1);
-  const [best] = [...candidates].sort((a, b) => rank(a) - rank(b) || hostKey(a).localeCompare(hostKey(b)));
-  return best === undefined ? { kind: 'none', reason: 'NoBareMetalHost' } : { kind: 'selected', host: best };
+  const pool = poolLabelValue(request);
+  const candidates = eligible.filter((host) => isCandidate(host) && mayTake(host, request));
+  const poolHost = preferred(
+    candidates.filter((host) => pool !== undefined && host.metadata.labels?.[hostKeys.nodeReuse] === pool),
+    request,
+  );
+  if (poolHost !== undefined) return { kind: 'selected', host: poolHost };
+  if (pool !== undefined && eligible.some((host) => isComingBack(host, pool))) return { kind: 'none', reason: 'WaitingForNodeReuseHost' };
+  const host = preferred(candidates, request);
+  return host === undefined ? { kind: 'none', reason: 'NoBareMetalHost' } : { kind: 'selected', host };
+}
+
+/**
+ * Whether the host's node-reuse label lets this claim take it: no label, or
+ * the label of the claim's own pool.
+ */
+export function mayTake(host: BareMetalHost, request: SelectionRequest): boolean {
+  const label = host.metadata.labels?.[hostKeys.nodeReuse];
+  return label === undefined || label === poolLabelValue(request);
+}
+
+/** The label value of the claim's node-reuse pool, if it names one. */
+function poolLabelValue(request: SelectionRequest): string | undefined {
+  const { nodeReuse } = request;
+  return nodeReuse === undefined || nodeReuse === '' ? undefined : nodeReuseLabelValue(request.namespace.name, nodeReuse);
+}
+
+/**
+ * A host labelled for the pool that is not a candidate yet but is on its way
+ * back: free or still held by one of our claims that is releasing it (the
+ * binder labels the host when it strips the workload, before BMO
+ * deprovisions), not being deleted, without error and not marked unhealthy.
+ * A host in error is not waited for (CAPM3 skips it too).
+ */
+function isComingBack(host: BareMetalHost, pool: string): boolean {
+  return (
+    host.metadata.labels?.[hostKeys.nodeReuse] === pool &&
+    (isFree(host) || boundRecord(host) !== undefined) &&
+    host.metadata.deletionTimestamp === undefined &&
+    (host.status?.errorMessage ?? '') === '' &&
+    !(hostKeys.unhealthy in (host.metadata.annotations ?? {}))
+  );
+}
+
+/** The failure domain first, then name order; undefined for no hosts. */
+function preferred(hosts: readonly BareMetalHost[], request: SelectionRequest): BareMetalHost | undefined {
+  const domain = request.failureDomain;
+  const rank = (host: BareMetalHost): number => (domain !== undefined && domain !== '' && host.metadata.labels?.[hostKeys.failureDomain] === domain ? 0 : 1);
+  return [...hosts].sort((a, b) => rank(a) - rank(b) || hostKey(a).localeCompare(hostKey(b)))[0];
 }
 
 /** The host namespaces whose policies admit the claim's namespace, narrowed by `inNamespace`. */

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { runBuildScript } from './binaries.js';
 import type { ControlPlane } from './controlplane.js';
+import { sampleInventory, type HardwareDetails } from './inventory.js';
 import { repoPath } from './paths.js';
 import { startProcess, type ManagedProcess } from './processes.js';
 import { pollUntil } from './wait.js';
@@ -42,6 +43,10 @@ export interface NewBareMetalHost {
   name: string;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
+  /** Defaults to a MAC derived from namespace/name. */
+  bootMACAddress?: string;
+  /** Hardware details given to BMO instead of the fixture's inspection data (inspection is then disabled). */
+  hardware?: HardwareDetails;
 }
 
 /** The BareMetalHost fields the harness and tests read. */
@@ -123,11 +128,21 @@ export async function startBareMetalOperator(options: BareMetalOperatorOptions):
 /**
  * Creates a BMC credentials Secret `<name>-bmc-secret` and a powered-off
  * BareMetalHost with a fake redfish address (the fixture provisioner only
- * checks its syntax) and a boot MAC derived from namespace/name.
+ * checks its syntax), the given boot MAC (or one derived from
+ * namespace/name) and, when given, its hardware details
+ * (inventory.ts explains how BMO takes them).
  */
 export async function createBareMetalHost(controlPlane: ControlPlane, host: NewBareMetalHost): Promise<void> {
   const { namespace, name } = host;
   const secretName = `${name}-bmc-secret`;
+  if (host.hardware !== undefined) {
+    await controlPlane.requestJson('POST', `/apis/metal3.io/v1alpha1/namespaces/${namespace}/hardwaredata`, {
+      apiVersion: 'metal3.io/v1alpha1',
+      kind: 'HardwareData',
+      metadata: { name, namespace },
+      spec: { hardware: host.hardware },
+    });
+  }
   await controlPlane.requestJson('POST', `/api/v1/namespaces/${namespace}/secrets`, {
     apiVersion: 'v1',
     kind: 'Secret',
@@ -137,10 +152,16 @@ export async function createBareMetalHost(controlPlane: ControlPlane, host: NewB
   await controlPlane.requestJson('POST', `/apis/metal3.io/v1alpha1/namespaces/${namespace}/baremetalhosts`, {
     apiVersion: 'metal3.io/v1alpha1',
     kind: 'BareMetalHost',
-    metadata: { name, namespace, labels: host.labels, annotations: host.annotations },
+    metadata: {
+      name,
+      namespace,
+      labels: host.labels,
+      annotations: host.annotations,
+    },
     spec: {
       online: false,
-      bootMACAddress: fakeMacAddress(`${namespace}/${name}`),
+      bootMACAddress: host.bootMACAddress ?? fakeMacAddress(`${namespace}/${name}`),
+      ...(host.hardware === undefined ? {} : { inspectionMode: 'disabled' }),
       bmc: { address: `redfish+http://192.168.222.1:8000/redfish/v1/Systems/${name}`, credentialsName: secretName },
     },
   });
@@ -182,10 +203,11 @@ export async function waitForProvisioningState(
 }
 
 /**
- * The `make dev` inventory in `namespace`: host-0..host-2 (label `tier`
- * gold/gold/silver, and `role: worker` as in the README's HostClaim), and the
- * HostDeployPolicy `tenants` that lets `tenants` claim them. Returns once
- * every host is available.
+ * The `make dev` inventory in `namespace`: host-0..host-2 of inventory.ts
+ * (distinct hardware, MACs, IPs and hostnames; labels `role: worker`,
+ * `tier` gold/gold/silver, `disk` nvme/ssd/hdd), and the HostDeployPolicy
+ * `tenants` that lets `tenants` claim them. Returns once every host is
+ * available.
  */
 export async function createSampleInventory(
   controlPlane: ControlPlane,
@@ -193,21 +215,14 @@ export async function createSampleInventory(
   tenants: readonly string[],
   timeoutMs: number,
 ): Promise<void> {
-  const hosts = [
-    { name: 'host-0', tier: 'gold' },
-    { name: 'host-1', tier: 'gold' },
-    { name: 'host-2', tier: 'silver' },
-  ];
   await controlPlane.requestJson('POST', `/apis/metal3.io/v1alpha1/namespaces/${namespace}/hostdeploypolicies`, {
     apiVersion: 'metal3.io/v1alpha1',
     kind: 'HostDeployPolicy',
     metadata: { name: 'tenants', namespace },
     spec: { hostClaimNamespaces: { names: tenants } },
   });
-  await Promise.all(
-    hosts.map(({ name, tier }) => createBareMetalHost(controlPlane, { namespace, name, labels: { tier, role: 'worker' } })),
-  );
-  await Promise.all(hosts.map(({ name }) => waitForProvisioningState(controlPlane, namespace, name, 'available', timeoutMs)));
+  await Promise.all(sampleInventory.map((host) => createBareMetalHost(controlPlane, { namespace, ...host })));
+  await Promise.all(sampleInventory.map(({ name }) => waitForProvisioningState(controlPlane, namespace, name, 'available', timeoutMs)));
 }
 
 /** A stable, locally administered unicast MAC (02:...), unique enough for a test inventory. */

@@ -88,12 +88,12 @@ async function realpathIn(dir: string, file: string): Promise<string> {
 function expectHardwareDataTable(stdout: string): void {
   const [header, ...rows] = stdout.trimEnd().split('\n');
   expect(header?.trim().split(/\s{2,}/)).toEqual(HARDWAREDATA_HEADER);
-  // The sample inventory (host-0..2 in infra, admitted for tenant-a) with the
-  // fixture provisioner's hardware, which has no manufacturer or product.
-  expect(rows).toHaveLength(3);
-  rows.forEach((row, index) => {
-    expect(row).toMatch(new RegExp(`^infra\\.host-${index}\\s+x86_64\\s+1\\s+128Gi\\s+\\S+$`));
-  });
+  // The sample inventory (host-0..2 in infra, admitted for tenant-a), each with its own hardware.
+  expect(rows.map((row) => row.trim().split(/\s{2,}/).slice(0, -1))).toEqual([
+    ['infra.host-0', 'Dell Inc.', 'PowerEdge R650', 'x86_64', '64', '256Gi'],
+    ['infra.host-1', 'Dell Inc.', 'PowerEdge R750', 'x86_64', '128', '512Gi'],
+    ['infra.host-2', 'HPE', 'ProLiant DL380 Gen10', 'x86_64', '24', '128Gi'],
+  ]);
 }
 
 function expectDescribedClaim(stdout: string, name: string): void {
@@ -248,6 +248,12 @@ const TENANTS_EXPECTATIONS: Record<string, Expectation> = {
       succeeded(result);
       expectDescribedClaim(result.stdout, 'web');
       expect(result.stdout).toMatch(/^\s+User Data:\n\s+Name:\s+web-userdata$/m);
+    },
+  },
+  "kubectl get hardwaredata infra.host-2 -o jsonpath='{.metadata.annotations.tenancy\\.metal3\\.io/boot-mac-address}'": {
+    check: (result) => {
+      succeeded(result);
+      expect(result.stdout).toBe('52:54:00:0a:02:10');
     },
   },
 };

@@ -33,6 +33,7 @@ import {
   hostKey,
   isCandidate,
   matchesSelector,
+  mayTake,
   nodeReuseLabelValue,
   selectHost,
   type SelectionRequest,
@@ -158,15 +159,20 @@ export class Binder {
     return informers;
   }
 
-  /** A host change concerns its own claim, the claims that chose it, and every unbound claim when it may have become free. */
+  /**
+   * A host change concerns its own claim, the claims that chose it, and every
+   * unbound claim when it may have become free or is kept for a node-reuse
+   * pool (a claim waiting for it may have to fall back to another host).
+   */
   private onHostChange(queue: WorkQueue, host: BareMetalHost, deleted: boolean): void {
     const key = hostKey(host);
     const bound = boundRecord(host);
     if (bound !== undefined && this.reserved.get(key) === bound.name) this.reserved.delete(key);
+    const concernsUnbound = (!deleted && isCandidate(host)) || hostKeys.nodeReuse in (host.metadata.labels ?? {});
     for (const record of this.informers?.records.list() ?? []) {
       const claim = claimOf(record);
       if (claim === undefined) continue;
-      if (claim.identity.uid === bound?.uid || claim.chosenHost === key || (!deleted && claim.chosenHost === undefined && isCandidate(host))) {
+      if (claim.identity.uid === bound?.uid || claim.chosenHost === key || (claim.chosenHost === undefined && concernsUnbound)) {
         queue.add(claim.identity.name);
       }
     }
@@ -240,7 +246,7 @@ export class Binder {
     }
     const next = structuredClone(fresh);
     next.spec.consumerRef = recordConsumerRef(updated.identity);
-    // A node-reuse mark is consumed by the binding.
+    // A node-reuse mark is consumed by the binding (stillSuitable let only the pool's own claim get here).
     if (next.metadata.labels !== undefined) Reflect.deleteProperty(next.metadata.labels, hostKeys.nodeReuse);
     await this.writeHost(next);
     this.event(updated, 'Normal', 'Bound', `Bound to host ${keyOfHost}.`);
@@ -249,7 +255,12 @@ export class Binder {
 
   private stillSuitable(host: BareMetalHost, request: SelectionRequest): boolean {
     const policies = this.requireInformers().policies.list();
-    return isCandidate(host) && matchesSelector(host, request.hostSelector) && admittedHostNamespaces(request, policies).has(host.metadata.namespace ?? '');
+    return (
+      isCandidate(host) &&
+      mayTake(host, request) &&
+      matchesSelector(host, request.hostSelector) &&
+      admittedHostNamespaces(request, policies).has(host.metadata.namespace ?? '')
+    );
   }
 
   private selectionRequest(claim: Claim): SelectionRequest {

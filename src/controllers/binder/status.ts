@@ -14,11 +14,14 @@ import type { Claim, Condition, HostClaimStatus } from './claim.js';
 export type ConditionInput = Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>;
 
 /** Why a claim has no host. */
-export type UnboundReason = 'NoAdmittingPolicy' | 'NoBareMetalHost' | 'MissingBareMetalHost' | 'BindingEnded';
+export type UnboundReason = 'NoAdmittingPolicy' | 'NoBareMetalHost' | 'WaitingForNodeReuseHost' | 'MissingBareMetalHost' | 'BindingEnded';
 
 const unboundMessages: Record<UnboundReason, string> = {
   NoAdmittingPolicy: 'No HostDeployPolicy admits HostClaims from this namespace; ask your infrastructure administrator.',
-  NoBareMetalHost: 'No available host matches the claim among the hosts this namespace may use; the claim is bound as soon as one is.',
+  NoBareMetalHost:
+    'No available host matches the claim among the hosts this namespace may use (hosts kept for another node-reuse pool are not taken); the claim is bound as soon as one is.',
+  WaitingForNodeReuseHost:
+    'The host released by this claim\'s node-reuse pool is not available yet (its previous workload is being removed); the claim is bound to it once it is.',
   MissingBareMetalHost: 'The bound host was removed by the infrastructure administrator; the workload is gone. Delete the claim and create a new one.',
   BindingEnded: 'The infrastructure administrator took the host back; the workload is gone. Delete the claim and create a new one.',
 };

@@ -12,7 +12,13 @@
  * - Content: `spec.hardware` is the host's `status.hardware` pruned to the
  *   HardwareData schema, the allow-list of what tenants see. Labels are
  *   those an admitting policy shares by pattern, never infrastructure keys.
- *   No annotations, owners, finalizers or managedFields.
+ *   One annotation, `tenancy.metal3.io/boot-mac-address`: the host's
+ *   `spec.bootMACAddress`, which CAPM3's templates address (`fromBootMAC`)
+ *   and upstream HardwareData has no field for; an annotation is what a
+ *   client built on upstream's Go types reads without any change (CAPM3's
+ *   HostClaim prototype reads HardwareData annotations for
+ *   `fromAnnotation`). No other annotation, owners, finalizers or
+ *   managedFields.
  */
 import { tenancyV1alpha1 } from '../../api/group.js';
 import { pruneToSchema } from '../../api/openapi/prune.js';
@@ -25,6 +31,12 @@ import { boundRecord, hardwareDataName, isFree } from '../../tenancy/host-refere
 import { admittingPolicies, sharesLabelKey, tenantNamespace } from '../../tenancy/policy.js';
 
 export const hardwareDataApiVersion = groupVersionString(tenancyV1alpha1);
+
+/** The HardwareData annotation carrying the host's boot MAC address. */
+export const bootMacAddressAnnotation = 'tenancy.metal3.io/boot-mac-address';
+
+/** What BMO's webhook accepts as `bootMACAddress` (six colon- or dash-separated hex octets). */
+const macAddress = /^[0-9A-Fa-f]{2}([:-][0-9A-Fa-f]{2}){5}$/;
 
 /**
  * Label domains never shown, whatever a policy shares: they carry other
@@ -74,6 +86,7 @@ export function hardwareData(host: BareMetalHost, view: TenantView, specSchema: 
   const hostNamespace = host.metadata.namespace ?? '';
   const labels = sharedLabels(host.metadata.labels ?? {}, policiesFor(host, view));
   const { creationTimestamp } = host.metadata;
+  const annotations = bootMacAnnotation(host);
   return {
     apiVersion: hardwareDataApiVersion,
     kind: 'HardwareData',
@@ -83,9 +96,16 @@ export function hardwareData(host: BareMetalHost, view: TenantView, specSchema: 
       uid: hardwareDataUid(view.namespace, host.metadata.uid ?? ''),
       ...(creationTimestamp === undefined ? {} : { creationTimestamp }),
       ...(Object.keys(labels).length === 0 ? {} : { labels }),
+      ...(annotations === undefined ? {} : { annotations }),
     },
     spec: pruneToSchema({ hardware: host.status?.hardware }, specSchema) ?? {},
   };
+}
+
+/** The boot MAC annotation, when the host has a well-formed `spec.bootMACAddress`. */
+function bootMacAnnotation(host: BareMetalHost): Record<string, string> | undefined {
+  const mac = host.spec.bootMACAddress;
+  return typeof mac === 'string' && macAddress.test(mac) ? { [bootMacAddressAnnotation]: mac } : undefined;
 }
 
 /** Derived from the tenant namespace and the host: one host seen by two tenants is two objects. */

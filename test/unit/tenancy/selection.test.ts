@@ -5,6 +5,7 @@ import {
   hostKey,
   isCandidate,
   matchesSelector,
+  mayTake,
   nodeReuseLabelValue,
   selectHost,
   type HostSelector,
@@ -123,27 +124,88 @@ describe('selectHost', () => {
     );
   });
 
-  it('prefers the node-reuse pool, then the failure domain, then name order', () => {
-    const reuse = nodeReuseLabelValue('tenant-a', 'workers');
-    const fd = hostKeys.failureDomain;
+  describe('node reuse (CAPM3 chooseHost)', () => {
     const nr = hostKeys.nodeReuse;
-    const plain = host('a-plain');
-    const inDomain = host('b-domain', { labels: { [fd]: 'rack-1' } });
-    const inPool = host('c-pool', { labels: { [nr]: reuse } });
-    const inBoth = host('d-both', { labels: { [nr]: reuse, [fd]: 'rack-1' } });
-    const otherPool = host('0-other-pool', { labels: { [nr]: nodeReuseLabelValue('tenant-b', 'workers') } });
-    const req = request({ nodeReuse: 'workers', failureDomain: 'rack-1' });
+    const fd = hostKeys.failureDomain;
+    const poolA = nodeReuseLabelValue('tenant-a', 'workers');
+    const poolB = nodeReuseLabelValue('tenant-b', 'workers');
+    const ours = { apiVersion: 'infra.tenancy.metal3.io/v1alpha1', kind: 'HostClaimRecord', namespace: 'hostclaim-system', name: 'tenant-a.old', uid: 'u-1' };
+    const pooled = request({ nodeReuse: 'workers' });
 
-    expect(selectedName(selectHost(req, [plain, inDomain, inPool, inBoth, otherPool], infraPolicy, none))).toBe('infra/d-both');
-    // Pool beats failure domain.
-    expect(selectedName(selectHost(req, [plain, inDomain, inPool, otherPool], infraPolicy, none))).toBe('infra/c-pool');
-    // Failure domain beats name order.
-    expect(selectedName(selectHost(req, [plain, inDomain, otherPool], infraPolicy, none))).toBe('infra/b-domain');
-    // Then name order (another tenant's pool is not a preference).
-    expect(selectedName(selectHost(req, [plain, otherPool], infraPolicy, none))).toBe('infra/0-other-pool');
-    // No pool named: a pool mark gives no preference.
-    expect(selectedName(selectHost(request({ failureDomain: 'rack-1' }), [plain, inPool, inDomain], infraPolicy, none))).toBe('infra/b-domain');
-    expect(selectedName(selectHost(request({ nodeReuse: '' }), [inPool, plain], infraPolicy, none))).toBe('infra/a-plain');
+    it('never gives a host kept for a pool to a claim of another pool or of none', () => {
+      const keptForB = host('0-kept', { labels: { [nr]: poolB } });
+      const plain = host('z-plain');
+      expect(selectedName(selectHost(request(), [keptForB, plain], infraPolicy, none))).toBe('infra/z-plain');
+      expect(selectedName(selectHost(pooled, [keptForB, plain], infraPolicy, none))).toBe('infra/z-plain');
+      // Not even when nothing else fits.
+      expect(selectHost(request(), [keptForB], infraPolicy, none)).toEqual({ kind: 'none', reason: 'NoBareMetalHost' });
+      expect(selectHost(pooled, [keptForB], infraPolicy, none)).toEqual({ kind: 'none', reason: 'NoBareMetalHost' });
+      // An empty pool name is no pool; a label set by someone else (CAPM3's bare pool name) is kept too.
+      expect(selectHost(request({ nodeReuse: '' }), [host('h', { labels: { [nr]: poolA } })], infraPolicy, none)).toEqual({ kind: 'none', reason: 'NoBareMetalHost' });
+      expect(selectHost(pooled, [host('h', { labels: { [nr]: 'workers' } })], infraPolicy, none)).toEqual({ kind: 'none', reason: 'NoBareMetalHost' });
+    });
+
+    it('takes an available host of its own pool first, then the failure domain, then name order', () => {
+      const plain = host('a-plain');
+      const inDomain = host('b-domain', { labels: { [fd]: 'rack-1' } });
+      const inPool = host('c-pool', { labels: { [nr]: poolA } });
+      const inBoth = host('d-both', { labels: { [nr]: poolA, [fd]: 'rack-1' } });
+      const req = request({ nodeReuse: 'workers', failureDomain: 'rack-1' });
+      expect(selectedName(selectHost(req, [plain, inDomain, inPool, inBoth], infraPolicy, none))).toBe('infra/d-both');
+      expect(selectedName(selectHost(req, [plain, inDomain, inPool], infraPolicy, none))).toBe('infra/c-pool');
+      expect(selectedName(selectHost(req, [plain, inDomain], infraPolicy, none))).toBe('infra/b-domain');
+      expect(selectedName(selectHost(req, [plain], infraPolicy, none))).toBe('infra/a-plain');
+      // Another available pool host is taken while one is still deprovisioning.
+      const returning = host('0-returning', { labels: { [nr]: poolA }, state: 'deprovisioning' });
+      expect(selectedName(selectHost(pooled, [returning, inPool, plain], infraPolicy, none))).toBe('infra/c-pool');
+    });
+
+    it('waits for its pool host while it is released or deprovisioned, rather than taking another', () => {
+      const plain = host('a-plain');
+      for (const [what, returning] of [
+        ['deprovisioning', host('p', { labels: { [nr]: poolA }, state: 'deprovisioning' })],
+        ['provisioned, still held by the releasing claim', host('p', { labels: { [nr]: poolA }, state: 'provisioned', consumerRef: ours })],
+        ['paused', host('p', { labels: { [nr]: poolA }, annotations: { [hostKeys.paused]: '' } })],
+      ] as const) {
+        expect(selectHost(pooled, [returning, plain], infraPolicy, none), what).toEqual({ kind: 'none', reason: 'WaitingForNodeReuseHost' });
+      }
+    });
+
+    it('does not wait for a pool host that will not come back, or that it may not use', () => {
+      const plain = host('a-plain');
+      const cases: [string, BareMetalHost, SelectionRequest?][] = [
+        ['in error', host('p', { labels: { [nr]: poolA }, state: 'deprovisioning', errorMessage: 'failed' })],
+        ['being deleted', host('p', { labels: { [nr]: poolA }, state: 'deprovisioning', deletionTimestamp: '2024-01-01T00:00:00Z' })],
+        ['unhealthy', host('p', { labels: { [nr]: poolA }, annotations: { [hostKeys.unhealthy]: '' } })],
+        ['held by another consumer', host('p', { labels: { [nr]: poolA }, state: 'provisioned', consumerRef: { kind: 'Metal3Machine', name: 'm', namespace: 'x' } })],
+        ['another pool', host('p', { labels: { [nr]: poolB }, state: 'deprovisioning' })],
+        ['not matching the selector', host('p', { labels: { [nr]: poolA, role: 'db' }, state: 'deprovisioning' }), request({ nodeReuse: 'workers', hostSelector: { matchLabels: { role: 'worker' } } })],
+        ['in a namespace not admitted', host('p', { namespace: 'other', labels: { [nr]: poolA }, state: 'deprovisioning' })],
+      ];
+      for (const [what, returning, req] of cases) {
+        const worker = host('a-plain', { labels: { role: 'worker' } });
+        expect(selectedName(selectHost(req ?? pooled, [returning, req === undefined ? plain : worker], infraPolicy, none)), what).toBe('infra/a-plain');
+      }
+      // A pool host being bound by a sibling claim right now is not waited for.
+      const sibling = host('p', { labels: { [nr]: poolA } });
+      expect(selectedName(selectHost(pooled, [sibling, plain], infraPolicy, new Set(['infra/p'])))).toBe('infra/a-plain');
+    });
+
+    it('without any host of its pool, takes any unlabelled host', () => {
+      expect(selectedName(selectHost(pooled, [host('b'), host('a')], infraPolicy, none))).toBe('infra/a');
+    });
+  });
+
+  describe('mayTake', () => {
+    it('allows unlabelled hosts to everyone and pool hosts only to their pool', () => {
+      const inPool = host('p', { labels: { [hostKeys.nodeReuse]: nodeReuseLabelValue('tenant-a', 'workers') } });
+      expect(mayTake(host('h'), request())).toBe(true);
+      expect(mayTake(host('h'), request({ nodeReuse: 'workers' }))).toBe(true);
+      expect(mayTake(inPool, request({ nodeReuse: 'workers' }))).toBe(true);
+      expect(mayTake(inPool, request())).toBe(false);
+      expect(mayTake(inPool, request({ nodeReuse: 'other' }))).toBe(false);
+      expect(mayTake(inPool, request({ nodeReuse: 'workers', namespace: { name: 'tenant-b', labels: {} } }))).toBe(false);
+    });
   });
 
   it('is reproducible whatever the input order, and does not reorder its input', () => {

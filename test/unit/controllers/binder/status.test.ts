@@ -73,7 +73,7 @@ describe('sanitizedHostError', () => {
 
 describe('unboundConditions', () => {
   it('says why the claim has no host, without naming any host', () => {
-    const reasons: UnboundReason[] = ['NoAdmittingPolicy', 'NoBareMetalHost', 'MissingBareMetalHost', 'BindingEnded'];
+    const reasons: UnboundReason[] = ['NoAdmittingPolicy', 'NoBareMetalHost', 'WaitingForNodeReuseHost', 'MissingBareMetalHost', 'BindingEnded'];
     const messages = new Set<string>();
     for (const reason of reasons) {
       const conditions = unboundConditions(reason);
@@ -85,6 +85,7 @@ describe('unboundConditions', () => {
     }
     expect(messages.size).toBe(reasons.length);
     expect(find(unboundConditions('NoAdmittingPolicy'), 'Associated').message).toMatch(/HostDeployPolicy/);
+    expect(find(unboundConditions('WaitingForNodeReuseHost'), 'Associated').message).toMatch(/node-reuse pool is not available yet/);
   });
 });
 

@@ -6,6 +6,7 @@ import type { BareMetalHost, HostDeployPolicy, Namespace } from '../../../../src
 import { recordConsumerRef } from '../../../../src/tenancy/host-references.js';
 import { sharedLabelsAnnotation } from '../../../../src/tenancy/policy.js';
 import {
+  bootMacAddressAnnotation,
   claimNamespacesOf,
   hardwareData,
   hardwareDataUid,
@@ -41,6 +42,7 @@ function host(name: string, extra: { labels?: Record<string, string>; consumerRe
     },
     spec: {
       online: true,
+      bootMACAddress: '00:11:22:33:44:55',
       bmc: { address: 'redfish://10.0.0.1/redfish/v1/Systems/1', credentialsName: 'node-1-bmc-secret' },
       ...(extra.consumerRef === undefined ? {} : { consumerRef: extra.consumerRef }),
     },
@@ -170,9 +172,22 @@ describe('the HardwareData object', () => {
         uid: hardwareDataUid('tenant-a', 'uid-h1'),
         creationTimestamp: '2026-01-02T03:04:05Z',
         labels: { role: 'worker' },
+        annotations: { 'tenancy.metal3.io/boot-mac-address': '00:11:22:33:44:55' },
       },
       spec: { hardware: inventory },
     });
+  });
+
+  it('carries the boot MAC address as an annotation only when the host has a well-formed one', () => {
+    const withMac = (bootMACAddress: unknown): BareMetalHost => {
+      const h = host('h1');
+      return { ...h, spec: { ...h.spec, bootMACAddress } };
+    };
+    const annotations = (h: BareMetalHost): unknown => hardwareData(h, view('tenant-a', policies), specSchema)?.metadata.annotations;
+    expect(annotations(withMac('AA-bb-CC-dd-EE-ff'))).toEqual({ [bootMacAddressAnnotation]: 'AA-bb-CC-dd-EE-ff' });
+    for (const bad of [undefined, '', '00:11:22:33:44', '00:11:22:33:44:55:66', 'redfish://10.0.0.1', 42]) {
+      expect(annotations(withMac(bad)), String(bad)).toBeUndefined();
+    }
   });
 
   it('has a stable uid per tenant and host, never the host uid', () => {

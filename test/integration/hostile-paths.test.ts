@@ -25,6 +25,8 @@ const TARGET = 'keep-1';
 const FIXTURES = [TARGET, 'keep-2'] as const;
 const POSTED = 'posted';
 const HOSTILE = ['.', '..', '%2e', '%2E%2e', '%2f', '%252F', ''] as const;
+/** What a tenant must never see: the backing kind, group, storage namespace and record names (`<ns>.<name>`). */
+const BACKING_NAMES = ['HostClaimRecord', 'infra.tenancy.metal3.io', 'hostclaim-system', `${NAMESPACE}.`] as const;
 
 type Group = typeof SERVED_GROUP | typeof REFERENCE_GROUP;
 type Route = 'aggregator' | 'direct';
@@ -212,6 +214,8 @@ async function compare(route: Route, verb: Verb, shapePath: string, mismatches: 
   if (JSON.stringify(reference) !== JSON.stringify(ours) && knownDifference(route, reference, ours) === undefined) {
     mismatches.push({ route, verb: label, path: display, reference, ours });
   }
+  const leaked = leaks(ourResponse);
+  if (leaked.length > 0) mismatches.push({ route, verb: `${label} (leak)`, path: display, reference: [], ours: leaked });
   if (before === undefined) return;
   const after = await Promise.all([snapshot(REFERENCE_GROUP), snapshot(SERVED_GROUP)]);
   const referenceEffects = effects(before[0], after[0]);
@@ -220,6 +224,14 @@ async function compare(route: Route, verb: Verb, shapePath: string, mismatches: 
     mismatches.push({ route, verb: `${label} (effects)`, path: display, reference: referenceEffects, ours: ourEffects });
   }
   if (referenceEffects.length > 0 || ourEffects.length > 0) await Promise.all([reset(REFERENCE_GROUP), reset(SERVED_GROUP)]);
+}
+
+/** Backing names anywhere in a response a tenant gets: body, headers (Warning, Location…), continue tokens decoded. */
+function leaks(response: RawResponse): string[] {
+  const json = response.json as { metadata?: { continue?: string } } | undefined;
+  const token = json?.metadata?.continue;
+  const visible = [response.body, JSON.stringify(response.headers), token === undefined ? '' : Buffer.from(token, 'base64url').toString('utf8')].join('\n');
+  return BACKING_NAMES.filter((name) => visible.includes(name));
 }
 
 async function inParallel<T>(items: readonly T[], width: number, work: (item: T) => Promise<void>): Promise<void> {
@@ -254,4 +266,55 @@ describe.each<[Route]>([['aggregator'], ['direct']])('hostile paths %s', (route)
     // The fixtures are untouched unless the CRD's answer also touched them (checked per write above).
     expect(mismatches).toEqual([]);
   }, 900_000);
+});
+
+describe('backing names never reach tenants', () => {
+  const collection = (group: Group): string => collectionOf(group);
+  const tenant = (request: RawRequest): Promise<RawResponse> => clients.viaAggregator(env.tenantKubeconfigPaths[NAMESPACE], request);
+
+  beforeAll(async () => {
+    await Promise.all([reset(REFERENCE_GROUP), reset(SERVED_GROUP)]);
+  });
+
+  it('pages with opaque continue tokens that name no record and list what the CRD lists', async () => {
+    const pages = async (group: Group): Promise<{ names: string[]; tokens: string[] }> => {
+      const names: string[] = [];
+      const tokens: string[] = [];
+      let token: string | undefined;
+      do {
+        const response = await tenant({ path: `${collection(group)}?limit=1${token === undefined ? '' : `&continue=${encodeURIComponent(token)}`}` });
+        expect(response.status).toBe(200);
+        if (group === SERVED_GROUP) expect(leaks(response)).toEqual([]);
+        const list = response.json as { metadata: { continue?: string }; items: { metadata: { name: string } }[] };
+        names.push(...list.items.map((i) => i.metadata.name));
+        token = list.metadata.continue === '' ? undefined : list.metadata.continue;
+        if (token !== undefined) tokens.push(token);
+      } while (token !== undefined);
+      return { names, tokens };
+    };
+    const [reference, ours] = await Promise.all([pages(REFERENCE_GROUP), pages(SERVED_GROUP)]);
+    expect(ours.names).toEqual(reference.names);
+    expect(ours.names).toEqual([...FIXTURES]);
+    expect(ours.tokens).toHaveLength(1);
+    // A token is bound to its list: another label selector gets kube's 400, naming nothing internal.
+    const replay = await tenant({ path: `${collection(SERVED_GROUP)}?limit=1&labelSelector=x%3Dy&continue=${encodeURIComponent(ours.tokens[0] ?? '')}` });
+    expect(answerOf(replay, false)).toEqual({
+      code: 400,
+      reason: 'BadRequest',
+      message: 'invalid continue token: continue key is not valid: it was issued for another list',
+    });
+  });
+
+  it.each([
+    [`?fieldSelector=${encodeURIComponent(`metadata.name=${TARGET}\\,x`)}`],
+    [`?fieldSelector=${encodeURIComponent(`metadata.name=${TARGET}`)}&limit=1`],
+    [`/x%252F..`],
+    [`/x%3Fwatch=1`],
+    [`/${TARGET}%23x`],
+    [`/${'n'.repeat(300)}`],
+  ])('%s answers as on the CRD, without backing names', async (suffix) => {
+    const [reference, ours] = await Promise.all([tenant({ path: `${collection(REFERENCE_GROUP)}${suffix}` }), tenant({ path: `${collection(SERVED_GROUP)}${suffix}` })]);
+    expect(answerOf(ours, false)).toEqual(answerOf(reference, true));
+    expect(leaks(ours)).toEqual([]);
+  });
 });

@@ -71,15 +71,12 @@ function inScope(info: ResourceRequestInfo): boolean {
  */
 function checkRoute(info: ResourceRequestInfo, resource: RestResource, gr: GroupResource): void {
   const { descriptor } = resource.strategy;
-  if (info.subresource === '') {
-    if (!objectVerbs.includes(info.verb)) throw methodNotSupported(gr, info.verb);
-    if (!descriptor.verbs.includes(info.verb as Verb)) throw methodNotAllowed();
-    return;
-  }
-  const subresource = descriptor.subresources.find((s) => s.name === info.subresource);
-  if (subresource === undefined) throw notFound(gr, info.name);
-  if (!subresourceVerbs.includes(info.verb)) throw methodNotSupported(gr, info.verb);
-  if (!subresource.verbs.includes(info.verb as Verb)) throw methodNotAllowed();
+  const subresource = info.subresource === '' ? undefined : descriptor.subresources.find((s) => s.name === info.subresource);
+  if (info.subresource !== '' && subresource === undefined) throw notFound(gr, info.name);
+  if (!(subresource === undefined ? objectVerbs : subresourceVerbs).includes(info.verb)) throw methodNotSupported(gr, info.verb);
+  if (!(subresource?.verbs ?? descriptor.verbs).includes(info.verb as Verb)) throw methodNotAllowed();
+  // kube's update and patch handlers ask for the name first (a trailing `/` or `%2F` leaves none).
+  if ((info.verb === 'update' || info.verb === 'patch') && info.name === '') throw badRequest('name must be provided');
 }
 
 async function dispatch(call: Call): Promise<void> {

@@ -121,11 +121,6 @@ export function notFound(gr: GroupResource, name: string): ApiError {
   });
 }
 
-/** kube's NewGenericServerResponse(404) for unknown paths. */
-export function pathNotFound(): ApiError {
-  return new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
-}
-
 export function alreadyExists(gr: GroupResource, name: string): ApiError {
   return new ApiError(409, 'AlreadyExists', `${qualified(gr)} "${name}" already exists`, { name, group: gr.group, kind: gr.resource });
 }

@@ -12,7 +12,7 @@ import { requestContext } from '../../server/context.js';
 import type { ResourceRequestInfo } from '../request-info.js';
 import { groupVersionString, type ApiGroupVersion, type Verb } from '../resource.js';
 import { escapeFieldValue, parseFieldSelector } from '../selectors.js';
-import { badRequest, methodNotAllowed, methodNotSupported, notFound, pathNotFound, type GroupResource } from '../status.js';
+import { badRequest, methodNotAllowed, methodNotSupported, notFound, type GroupResource } from '../status.js';
 import type { Call, RestResource, WriteCall } from './contracts.js';
 import { createObject } from './create.js';
 import { deleteCollection, deleteObject } from './delete.js';
@@ -39,7 +39,11 @@ export function restRouter(gv: ApiGroupVersion, resources: readonly RestResource
       return;
     }
     const resource = byPlural.get(info.resource);
-    if (resource === undefined || !inScope(info)) throw pathNotFound();
+    // Like crdHandler, hand what it does not serve to the delegate: kube's final 404.
+    if (resource === undefined || !inScope(info)) {
+      next();
+      return;
+    }
     const gr = { group: gv.group, resource: info.resource };
     checkRoute(info, resource, gr);
     await dispatch({ req, res, info, url, resource, gv, gr });

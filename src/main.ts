@@ -137,7 +137,7 @@ function hostClaimStore(client: KubeClient, config: ServerConfig, logger: Logger
  */
 function startBinder(client: KubeClient, config: ServerConfig, logger: Logger): LeaderElector {
   const identity = `${hostname()}_${randomUUID()}`;
-  const binder = new Binder(client, { storageNamespace: config.storageNamespace, identity }, logger);
+  const binder = new Binder(client, { storageNamespace: config.storageNamespace }, logger);
   const elector = new LeaderElector(
     client,
     { namespace: config.storageNamespace, name: 'hostclaim-binder', identity },

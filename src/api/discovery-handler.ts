@@ -1,5 +1,6 @@
 /** Serves the discovery documents; the documents are built and serialized once. */
-import { Router, type Request, type Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
+import { requestContext } from '../server/context.js';
 import { jsonContentType, writeSerialized } from '../server/respond.js';
 import {
   aggregatedDiscovery,
@@ -12,28 +13,42 @@ import {
   type DiscoveryFormat,
 } from './discovery.js';
 import { negotiate, type Offer } from './negotiation.js';
+import { splitPath } from './request-info.js';
 import type { ApiGroupVersion } from './resource.js';
 import { etagMatches, serializeDocument, type SerializedDocument } from './serialized-document.js';
 
 const acceptedTypes = [jsonContentType];
 
-export function discoveryRouter(gv: ApiGroupVersion): Router {
-  const router = Router({ strict: true });
+/**
+ * `/apis` (and `/apis/`, as the aggregator registers both) is the root;
+ * below the exact `/apis/` prefix, a non-resource path of two or three
+ * segments (split as kube splits, so trailing slashes do not count) is the
+ * group or version document, as kube's crdHandler and aggregator route them.
+ */
+export function discoveryRouter(gv: ApiGroupVersion): RequestHandler {
   const legacyRoot = serializeDocument(apiGroupList(gv));
   const v2Root = serializeDocument(aggregatedDiscovery(gv));
   const group = serializeDocument(apiGroup(gv));
   const resources = serializeDocument(apiResourceList(gv));
-
-  router.get('/apis', (req, res) => {
-    serveNegotiated(req, res, rootDiscoveryOffers, { legacy: legacyRoot, v2: v2Root });
-  });
-  router.get(`/apis/${gv.group}`, (req, res) => {
-    serveNegotiated(req, res, legacyOnlyOffers, { legacy: group });
-  });
-  router.get(`/apis/${gv.group}/${gv.version}`, (req, res) => {
-    serveNegotiated(req, res, legacyOnlyOffers, { legacy: resources });
-  });
-  return router;
+  return (req, res, next) => {
+    const { info } = requestContext(req);
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || info.isResourceRequest) {
+      next();
+      return;
+    }
+    if (info.path === '/apis' || info.path === '/apis/') {
+      serveNegotiated(req, res, rootDiscoveryOffers, { legacy: legacyRoot, v2: v2Root });
+      return;
+    }
+    const parts = info.path.startsWith('/apis/') ? splitPath(info.path) : [];
+    if (parts.length === 2 && parts[1] === gv.group) {
+      serveNegotiated(req, res, legacyOnlyOffers, { legacy: group });
+    } else if (parts.length === 3 && parts[1] === gv.group && parts[2] === gv.version) {
+      serveNegotiated(req, res, legacyOnlyOffers, { legacy: resources });
+    } else {
+      next();
+    }
+  };
 }
 
 function serveNegotiated(

@@ -660,7 +660,7 @@ class TermsSelector implements FieldSelector {
 }
 
 /** fields.EscapeValue: `\`, `,` and `=` get a backslash. */
-function escapeFieldValue(value: string): string {
+export function escapeFieldValue(value: string): string {
   return value.replace(/[\\,=]/g, (char) => `\\${char}`);
 }
 
@@ -715,9 +715,10 @@ function parseFieldTerm(selector: string, term: string): FieldTerm {
  * rejects fields outside `supportedFields` like a CRD's field label
  * conversion. Terms are sorted first, so the first bad term in sorted order
  * is reported, and parse errors win over unsupported fields, as in kube.
- * Throws a 400 ApiError with kube's message.
+ * Throws a 400 ApiError with kube's message. `any` accepts every field, as
+ * fields.ParseSelector alone does (the RequestInfo reads selectors that way).
  */
-export function parseFieldSelector(text: string, supportedFields: readonly string[]): FieldSelector {
+export function parseFieldSelector(text: string, supportedFields: readonly string[] | 'any'): FieldSelector {
   return asBadRequest(() => {
     const terms = splitFieldTerms(text)
       .sort(compareCodePoints)
@@ -726,7 +727,7 @@ export function parseFieldSelector(text: string, supportedFields: readonly strin
       // kube parses through an identity transform, which drops terms with
       // neither field nor value: "=" and "!=" select everything.
       .filter((term) => term.field !== '' || term.value !== '');
-    const unsupported = terms.find((term) => !supportedFields.includes(term.field));
+    const unsupported = supportedFields === 'any' ? undefined : terms.find((term) => !supportedFields.includes(term.field));
     if (unsupported !== undefined) fail(`field label not supported: ${unsupported.field}`);
     return new TermsSelector(terms);
   });

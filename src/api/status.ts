@@ -69,10 +69,15 @@ export class ApiError extends Error {
       status: 'Failure',
       message: this.message,
       ...(this.reason === undefined ? {} : { reason: this.reason }),
-      ...(this.details === undefined ? {} : { details: this.details }),
+      ...(this.details === undefined ? {} : { details: withoutEmpty(this.details) }),
       code: this.code,
     };
   }
+}
+
+/** StatusDetails' string fields are `omitempty` in kube: an empty group or kind is absent, not "". */
+function withoutEmpty(details: StatusDetails): StatusDetails {
+  return Object.fromEntries(Object.entries(details).filter(([, value]) => value !== ''));
 }
 
 /** Identifies a resource in messages: "hostclaims.tenancy.metal3.io". */
@@ -114,11 +119,6 @@ export function notFound(gr: GroupResource, name: string): ApiError {
     group: gr.group,
     kind: gr.resource,
   });
-}
-
-/** kube's NewGenericServerResponse(404) for unknown paths. */
-export function pathNotFound(): ApiError {
-  return new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
 }
 
 export function alreadyExists(gr: GroupResource, name: string): ApiError {

@@ -45,7 +45,8 @@ export function translateBackingError(error: unknown, mapping: StorageMapping, t
   return new ApiError(error.statusCode, status.reason as ApiError['reason'], rename(status.message ?? ''), {
     ...(target.name === '' ? {} : { name: target.name }),
     group: target.gr.group,
-    kind: status.reason === 'Invalid' ? mapping.virtual.kind : target.gr.resource,
+    // kube names a kind or a resource here depending on the code path; keep which one it chose.
+    kind: status.details?.kind === mapping.backing.kind ? mapping.virtual.kind : target.gr.resource,
     ...(status.details?.uid === undefined ? {} : { uid: status.details.uid }),
     ...(causes === undefined ? {} : { causes }),
     ...retryAfter,

@@ -3,6 +3,11 @@
  * controllers: fire and forget (an Event that cannot be written is logged,
  * never fails the work that produced it). kubectl describe finds them by
  * involvedObject name, namespace, kind and uid.
+ *
+ * Events land in tenant namespaces, so they carry nothing about the
+ * infrastructure: `reportingInstance` is the component name, not the
+ * replica's host (pod) name that kube's own controllers put there. Which
+ * replica acted is in its log, correlated by the claim.
  */
 import { randomBytes } from 'node:crypto';
 import type { KubeClient } from './kube-client.js';
@@ -21,7 +26,6 @@ export class EventRecorder {
   constructor(
     private readonly client: KubeClient,
     private readonly component: string,
-    private readonly instance: string,
     private readonly onError: (error: unknown) => void,
   ) {}
 
@@ -37,7 +41,7 @@ export class EventRecorder {
       message,
       source: { component: this.component },
       reportingComponent: this.component,
-      reportingInstance: this.instance,
+      reportingInstance: this.component,
       firstTimestamp: now,
       lastTimestamp: now,
       count: 1,

@@ -12,8 +12,11 @@
  * except a patch, which is re-applied to fresh state exactly as
  * kube-apiserver does when the patch carries no resourceVersion.
  */
+import { checkPathSegmentName } from '../api/request-info.js';
 import { ApiError, badRequest, conflict, internalError, notFound, type GroupResource } from '../api/status.js';
 import type { ApiObject, ObjectList } from '../api/rest/types.js';
+import { escapeFieldValue } from '../api/selectors.js';
+import { unwrapContinue, wrapContinue, type ListIdentity } from './continue-token.js';
 import { Informer } from './informer.js';
 import { renamer, translateBackingError, type VirtualTarget } from './errors.js';
 import { KubeApiError, type KubeClient, type KubeStatus } from './kube-client.js';
@@ -74,7 +77,7 @@ export class RecordStore implements WritableStore {
       return cached;
     }
     const record = await this.backing(target, () =>
-      this.client.get<ApiObject>(`${this.collectionPath}/${target.backingName}`, { resourceVersion }),
+      this.client.get<ApiObject>(this.recordPath(target), { resourceVersion }),
     );
     return this.virtualOf(record, target);
   }
@@ -84,14 +87,16 @@ export class RecordStore implements WritableStore {
       return this.listFromCache(namespace, query);
     }
     const target = this.target(namespace ?? '', '');
+    const identity: ListIdentity = { namespace: namespace ?? '', labelSelector: query.labelSelector, name: query.name };
     const selectors = [namespace === undefined ? bookkeeping.namespaceLabel : `${bookkeeping.namespaceLabel}=${namespace}`];
     if (query.labelSelector !== undefined && query.labelSelector !== '') selectors.push(query.labelSelector);
     const list = await this.backing(target, () =>
       this.client.get<ObjectList>(this.collectionPath, {
         labelSelector: selectors.join(','),
-        fieldSelector: query.name === undefined || namespace === undefined ? undefined : `metadata.name=${backingName(namespace, query.name)}`,
+        fieldSelector:
+          query.name === undefined || namespace === undefined ? undefined : `metadata.name=${escapeFieldValue(backingName(namespace, query.name))}`,
         limit: query.limit,
-        continue: query.continue,
+        continue: query.continue === undefined ? undefined : unwrapContinue(query.continue, identity),
         resourceVersion: query.resourceVersion,
         resourceVersionMatch: query.resourceVersionMatch,
       }),
@@ -102,7 +107,12 @@ export class RecordStore implements WritableStore {
     return {
       apiVersion: this.mapping.virtualApiVersion,
       kind: `${this.mapping.virtual.kind}List`,
-      metadata: list.metadata,
+      metadata: {
+        ...list.metadata,
+        ...(list.metadata.continue === undefined || list.metadata.continue === ''
+          ? {}
+          : { continue: wrapContinue(list.metadata.continue, list.items.at(-1), identity) }),
+      },
       items,
     };
   }
@@ -127,7 +137,7 @@ export class RecordStore implements WritableStore {
     const current = await this.record(target);
     this.checkUid(target, object.metadata.uid, current);
     const record = this.mapping.toBacking(object, namespace, this.mapping.internalState(current));
-    const path = `${this.collectionPath}/${target.backingName}${subresource === '' ? '' : `/${subresource}`}`;
+    const path = this.recordPath(target, subresource);
     const response = await this.backing(target, () => this.client.call<ApiObject>('PUT', path, { body: record, query: writeParams(query) }));
     return { object: this.virtualOf(response.body, target), warnings: response.warnings.map(renamer(this.mapping, target)) };
   }
@@ -138,7 +148,7 @@ export class RecordStore implements WritableStore {
     await this.admitNamespace(namespace, name);
     const record = this.mapping.toBacking({ ...configuration, metadata: { ...configuration.metadata, name } }, namespace);
     Reflect.deleteProperty(record.metadata, 'finalizers');
-    const path = `${this.collectionPath}/${target.backingName}${subresource === '' ? '' : `/${subresource}`}`;
+    const path = this.recordPath(target, subresource);
     const response = await this.backing(target, () =>
       this.client.call<ApiObject>('PATCH', path, {
         body: record,
@@ -153,7 +163,7 @@ export class RecordStore implements WritableStore {
     const target = this.target(namespace, name);
     const preconditions = await this.backingPreconditions(target, options.preconditions);
     const response = await this.backing(target, () =>
-      this.client.request<ApiObject>('DELETE', `${this.collectionPath}/${target.backingName}`, {
+      this.client.request<ApiObject>('DELETE', this.recordPath(target), {
         body: {
           apiVersion: 'v1',
           kind: 'DeleteOptions',
@@ -196,7 +206,7 @@ export class RecordStore implements WritableStore {
   }
 
   private record(target: VirtualTarget): Promise<ApiObject> {
-    return this.backing(target, () => this.client.get<ApiObject>(`${this.collectionPath}/${target.backingName}`));
+    return this.backing(target, () => this.client.get<ApiObject>(this.recordPath(target)));
   }
 
   /** A virtual uid precondition, checked here and turned into the record's own uid for kube-apiserver. */
@@ -228,7 +238,14 @@ export class RecordStore implements WritableStore {
     };
   }
 
+  /** Encoded: a name read from a request path may hold `?`, `#` or spaces, which must stay in the one segment. */
+  private recordPath(target: VirtualTarget, subresource: '' | 'status' = ''): string {
+    return `${this.collectionPath}/${encodeURIComponent(target.backingName)}${subresource === '' ? '' : `/${subresource}`}`;
+  }
+
+  /** The record a request is about; like kube's key function, a name that cannot be a path segment is a 400 first. */
   private target(namespace: string, name: string): VirtualTarget {
+    if (name !== '') checkPathSegmentName(name);
     return {
       gr: this.gr,
       backingPlural: this.backingPlural,

@@ -5,12 +5,14 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { RequestInfo } from '../api/request-info.js';
+import type { RequestUrl } from '../api/request-url.js';
 import type { UserInfo } from '../auth/user.js';
 
 export interface RequestContext {
   readonly auditId: string;
   readonly startedAt: bigint;
-  readonly url: URL;
+  /** The request URL as parsed once by the request-info stage. */
+  readonly url: RequestUrl;
   readonly info: RequestInfo;
   user?: UserInfo;
   authenticationMethod?: string;

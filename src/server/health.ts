@@ -3,7 +3,9 @@
  * (/readyz/<check>), `verbose` and `exclude`. Readiness includes every
  * check; liveness only those that mean "restart me".
  */
-import { Router, type Request, type Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
+import { requestContext } from './context.js';
+import { exactRoutes, type RouteHandler } from './routes.js';
 
 export interface HealthCheck {
   readonly name: string;
@@ -24,23 +26,17 @@ export class HealthChecks {
     this.readiness.push(check);
   }
 
-  router(): Router {
-    const router = Router({ strict: true });
+  router(): RequestHandler {
+    const routes: [string, RouteHandler][] = [];
     for (const [path, checks] of [
       ['/healthz', this.liveness],
       ['/livez', this.liveness],
       ['/readyz', this.readiness],
     ] as const) {
-      router.get(path, (req, res) => {
-        respond(req, res, path.slice(1), checks);
-      });
-      for (const check of checks) {
-        router.get(`${path}/${check.name}`, (_req, res) => {
-          respondSingle(res, check);
-        });
-      }
+      routes.push([path, (req, res) => { respond(req, res, path.slice(1), checks); }]);
+      for (const check of checks) routes.push([`${path}/${check.name}`, (_req, res) => { respondSingle(res, check); }]);
     }
-    return router;
+    return exactRoutes(routes);
   }
 
   isReady(): boolean {
@@ -49,10 +45,11 @@ export class HealthChecks {
 }
 
 function respond(req: Request, res: Response, endpoint: string, checks: readonly HealthCheck[]): void {
-  const excluded = new Set(new URL(req.originalUrl, 'https://localhost').searchParams.getAll('exclude'));
+  const query = requestContext(req).url.searchParams;
+  const excluded = new Set(query.getAll('exclude'));
   const results = checks.filter((c) => !excluded.has(c.name)).map((c) => ({ name: c.name, failure: c.check() }));
   const failed = results.some((r) => r.failure !== undefined);
-  const verbose = req.query['verbose'] !== undefined || failed;
+  const verbose = query.has('verbose') || failed;
   res.setHeader('Content-Type', 'text/plain; charset=utf-8');
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.status(failed ? 500 : 200);

@@ -9,7 +9,7 @@
  * Each stage is one module in ./filters; handlers never authenticate or
  * authorize themselves.
  */
-import express, { type Express, type Router } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import type { Logger } from '../observability/logger.js';
@@ -20,6 +20,7 @@ import { errorRenderer, notFoundHandler } from './filters/errors.js';
 import { withMaxInFlight, type InFlightLimits } from './filters/max-in-flight.js';
 import { withRequestInfo } from './filters/request-info.js';
 import { withRequestLog } from './filters/request-log.js';
+import { exactRoutes } from './routes.js';
 
 export interface PipelineDependencies {
   readonly logger: Logger;
@@ -28,14 +29,15 @@ export interface PipelineDependencies {
   readonly authorizer: Pick<Authorizer, 'authorize'>;
   readonly inFlightLimits: InFlightLimits;
   /** Routers mounted after authorization, in order. */
-  readonly handlers: readonly Router[];
+  readonly handlers: readonly RequestHandler[];
 }
 
 export function buildHandlerChain(deps: PipelineDependencies): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.set('query parser', 'simple');
+  // The URL is parsed once, by the request-info stage; express's own parse is never read.
+  app.set('query parser', false);
   app.use(withRequestInfo());
   app.use(withRequestLog(deps.logger, deps.metrics));
   app.use(noCache());
@@ -49,18 +51,21 @@ export function buildHandlerChain(deps: PipelineDependencies): Express {
 }
 
 /** kube's WithCacheControl: API responses are per-user and must not be cached by intermediaries. */
-function noCache(): express.RequestHandler {
+function noCache(): RequestHandler {
   return (_req, res, next) => {
     res.setHeader('Cache-Control', 'no-cache, private');
     next();
   };
 }
 
-export function metricsRouter(metrics: ApiServerMetrics): Router {
-  const router = express.Router({ strict: true });
-  router.get('/metrics', async (_req, res) => {
-    res.setHeader('Content-Type', metrics.registry.contentType);
-    res.send(await metrics.registry.metrics());
-  });
-  return router;
+export function metricsRouter(metrics: ApiServerMetrics): RequestHandler {
+  return exactRoutes([
+    [
+      '/metrics',
+      async (_req, res) => {
+        res.setHeader('Content-Type', metrics.registry.contentType);
+        res.send(await metrics.registry.metrics());
+      },
+    ],
+  ]);
 }

@@ -1,6 +1,7 @@
 /** /version in the shape of k8s.io/apimachinery's version.Info. */
 import { readFileSync } from 'node:fs';
-import { Router } from 'express';
+import type { RequestHandler } from 'express';
+import { exactRoutes } from './routes.js';
 import { projectRoot } from '../project-root.js';
 
 export function versionInfo(): Record<string, string> {
@@ -19,11 +20,7 @@ export function versionInfo(): Record<string, string> {
   };
 }
 
-export function versionRouter(): Router {
-  const router = Router({ strict: true });
+export function versionRouter(): RequestHandler {
   const body = versionInfo();
-  router.get('/version', (_req, res) => {
-    res.json(body);
-  });
-  return router;
+  return exactRoutes([['/version', (_req, res) => { res.json(body); }]]);
 }

@@ -14,7 +14,11 @@ import { pollUntil } from '../controlplane/wait.js';
 export const SERVED_GROUP = 'tenancy.metal3.io';
 export const REFERENCE_GROUP = 'reference.tenancy.test';
 
-/** Installs the CRD and lets every tenant do everything with it in its own namespace, as the tenant roles allow on ours. */
+/**
+ * Installs the CRD and gives every tenant in its own namespace exactly what
+ * deploy/aggregated-roles.yaml gives on ours (no status, no other verbs), so
+ * authorization answers compare too.
+ */
 export async function installReferenceCrd(env: DevEnvironment): Promise<void> {
   const crd = customResourceDefinition({
     group: REFERENCE_GROUP,
@@ -42,8 +46,8 @@ kind: Role
 metadata: {name: reference-hostclaims, namespace: ${tenant}}
 rules:
 - apiGroups: [${REFERENCE_GROUP}]
-  resources: [hostclaims, hostclaims/status]
-  verbs: ['*']
+  resources: [hostclaims]
+  verbs: [get, list, watch, create, update, patch, delete, deletecollection]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding

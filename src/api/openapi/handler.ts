@@ -11,7 +11,9 @@
  * protobuf only) gets a 406 Status. Authorization of these non-resource paths
  * happens in an earlier stage.
  */
-import { Router, type Request, type Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
+import { requestContext } from '../../server/context.js';
+import { exactRoutes } from '../../server/routes.js';
 import { isPlainJson, negotiate } from '../negotiation.js';
 import type { ApiGroupVersion } from '../resource.js';
 import { etagMatches, serializeDocument, type SerializedDocument } from '../serialized-document.js';
@@ -42,20 +44,13 @@ export function buildOpenAPIDocuments(gv: ApiGroupVersion, source: SchemaSource)
   return { v2, v3Root, v3GroupVersion, v3GroupVersionPath };
 }
 
-export function openAPIRouter(gv: ApiGroupVersion, source: SchemaSource): Router {
+export function openAPIRouter(gv: ApiGroupVersion, source: SchemaSource): RequestHandler {
   const docs = buildOpenAPIDocuments(gv, source);
-  const router = Router({ strict: true });
-
-  router.get('/openapi/v2', (req, res) => {
-    serve(req, res, docs.v2, undefined);
-  });
-  router.get('/openapi/v3', (req, res) => {
-    serve(req, res, docs.v3Root, undefined);
-  });
-  router.get(docs.v3GroupVersionPath, (req, res) => {
-    serve(req, res, docs.v3GroupVersion, hashParam(req));
-  });
-  return router;
+  return exactRoutes([
+    ['/openapi/v2', (req, res) => { serve(req, res, docs.v2, undefined); }],
+    ['/openapi/v3', (req, res) => { serve(req, res, docs.v3Root, undefined); }],
+    [docs.v3GroupVersionPath, (req, res) => { serve(req, res, docs.v3GroupVersion, requestContext(req).url.searchParams.get('hash') ?? undefined); }],
+  ]);
 }
 
 function serve(req: Request, res: Response, doc: SerializedDocument, hash: string | undefined): void {
@@ -80,11 +75,4 @@ function serve(req: Request, res: Response, doc: SerializedDocument, hash: strin
   res.setHeader('Content-Type', JSON_TYPE);
   res.setHeader('Content-Length', doc.body.length);
   res.end(doc.body);
-}
-
-/** The `hash` query parameter (first one if repeated), or undefined. */
-function hashParam(req: Request): string | undefined {
-  const query = req.originalUrl.indexOf('?');
-  if (query < 0) return undefined;
-  return new URLSearchParams(req.originalUrl.slice(query + 1)).get('hash') ?? undefined;
 }

@@ -8,6 +8,7 @@ import type { Request, Response } from 'express';
 import type { UserInfo } from '../../auth/user.js';
 import type { FieldError } from '../field-errors.js';
 import type { ResourceRequestInfo } from '../request-info.js';
+import type { RequestUrl } from '../request-url.js';
 import type { ApiGroupVersion, ResourceDescriptor } from '../resource.js';
 import type { GroupResource } from '../status.js';
 import type { TableColumn } from './output.js';
@@ -55,7 +56,7 @@ export interface Call<R extends RestResource = RestResource> {
   readonly req: Request;
   readonly res: Response;
   readonly info: ResourceRequestInfo;
-  readonly url: URL;
+  readonly url: RequestUrl;
   readonly resource: R;
   readonly gv: ApiGroupVersion;
   readonly gr: GroupResource;

@@ -10,18 +10,22 @@ import type { Router } from 'express';
 import { Router as createRouter } from 'express';
 import { requestContext } from '../../server/context.js';
 import type { ResourceRequestInfo } from '../request-info.js';
-import { groupVersionString, type ApiGroupVersion, type ResourceDescriptor, type Verb } from '../resource.js';
-import { badRequest, methodNotAllowed, pathNotFound } from '../status.js';
+import { groupVersionString, type ApiGroupVersion, type Verb } from '../resource.js';
+import { escapeFieldValue, parseFieldSelector } from '../selectors.js';
+import { badRequest, methodNotAllowed, methodNotSupported, notFound, type GroupResource } from '../status.js';
 import type { Call, RestResource, WriteCall } from './contracts.js';
 import { createObject } from './create.js';
 import { deleteCollection, deleteObject } from './delete.js';
 import { patchObject } from './patch.js';
-import { parseListParameters } from './query.js';
+import { parseListParameters, supportedFieldSelectors, type ListParameters } from './query.js';
 import { getObject, listObjects, listScope } from './read.js';
 import { updateObject } from './update.js';
 import { serveWatch } from './watch.js';
 
 const readVerbs: readonly Verb[] = ['get', 'list', 'watch'];
+/** The verbs kube's handlers exist for, on an object or collection and on a subresource. */
+const objectVerbs: readonly string[] = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'];
+const subresourceVerbs: readonly string[] = ['get', 'update', 'patch'];
 
 export function restRouter(gv: ApiGroupVersion, resources: readonly RestResource[]): Router {
   resources.forEach(checkAccess);
@@ -29,14 +33,20 @@ export function restRouter(gv: ApiGroupVersion, resources: readonly RestResource
   const router = createRouter();
   router.use(async (req, res, next) => {
     const { info, url } = requestContext(req);
-    if (!info.isResourceRequest || info.apiGroup !== gv.group || info.apiVersion !== gv.version) {
+    // kube-apiserver hands a request to the aggregator (or to a CRD) only under the exact `/apis/` prefix.
+    if (!info.isResourceRequest || !info.path.startsWith('/apis/') || info.apiGroup !== gv.group || info.apiVersion !== gv.version) {
       next();
       return;
     }
     const resource = byPlural.get(info.resource);
-    if (resource === undefined || !routable(info, resource.strategy.descriptor)) throw pathNotFound();
-    if (!servedVerbs(info, resource.strategy.descriptor).includes(info.verb)) throw methodNotAllowed();
-    await dispatch({ req, res, info, url, resource, gv, gr: { group: gv.group, resource: info.resource } });
+    // Like crdHandler, hand what it does not serve to the delegate: kube's final 404.
+    if (resource === undefined || !inScope(info)) {
+      next();
+      return;
+    }
+    const gr = { group: gv.group, resource: info.resource };
+    checkRoute(info, resource, gr);
+    await dispatch({ req, res, info, url, resource, gv, gr });
   });
   return router;
 }
@@ -64,17 +74,27 @@ function checkAccess(resource: RestResource): void {
   if (writes.length > 0) throw new Error(`${descriptor.plural} is read-only but declares ${writes.join(', ')}`);
 }
 
-/** The shapes kube would route for a namespaced resource: collection, object, known subresource. */
-function routable(info: ResourceRequestInfo, descriptor: ResourceDescriptor): boolean {
-  if (info.parts.length > 2) return false;
-  if (info.subresource !== '' && !descriptor.subresources.some((s) => s.name === info.subresource)) return false;
-  // Cluster scope is only a collection (list/watch across namespaces).
-  return info.namespace !== '' || (info.name === '' && (info.verb === 'list' || info.verb === 'watch'));
+/**
+ * A namespaced resource without a namespace is only a list or watch across
+ * namespaces; anything else is an unknown path (crdHandler's scope check).
+ */
+function inScope(info: ResourceRequestInfo): boolean {
+  return info.namespace !== '' || info.verb === 'list' || info.verb === 'watch';
 }
 
-function servedVerbs(info: ResourceRequestInfo, descriptor: ResourceDescriptor): readonly string[] {
-  if (info.subresource === '') return descriptor.verbs;
-  return descriptor.subresources.find((s) => s.name === info.subresource)?.verbs ?? [];
+/**
+ * crdHandler's routing: an unknown subresource is the named object's 404;
+ * a verb the shape has no handler for is kube's MethodNotSupported; a verb
+ * the shape has but this resource does not serve is the generic 405.
+ */
+function checkRoute(info: ResourceRequestInfo, resource: RestResource, gr: GroupResource): void {
+  const { descriptor } = resource.strategy;
+  const subresource = info.subresource === '' ? undefined : descriptor.subresources.find((s) => s.name === info.subresource);
+  if (info.subresource !== '' && subresource === undefined) throw notFound(gr, info.name);
+  if (!(subresource === undefined ? objectVerbs : subresourceVerbs).includes(info.verb)) throw methodNotSupported(gr, info.verb);
+  if (!(subresource?.verbs ?? descriptor.verbs).includes(info.verb as Verb)) throw methodNotAllowed();
+  // kube's update and patch handlers ask for the name first (a trailing `/` or `%2F` leaves none).
+  if ((info.verb === 'update' || info.verb === 'patch') && info.name === '') throw badRequest('name must be provided');
 }
 
 async function dispatch(call: Call): Promise<void> {
@@ -84,13 +104,28 @@ async function dispatch(call: Call): Promise<void> {
     case 'list':
       return listObjects(call);
     case 'watch': {
-      const params = parseListParameters(call.url.searchParams);
+      const params = watchParameters(call);
       return serveWatch(call.req, call.res, call.resource, groupVersionString(call.gv), listScope(call, params), params);
     }
   }
   const { resource } = call;
   if (resource.access === 'read-only') throw methodNotAllowed();
   return dispatchWrite({ ...call, resource });
+}
+
+/**
+ * kube's ListResource: a name in the path (the deprecated `/watch/` prefix)
+ * selects that object, and a field selector may only select the same name.
+ */
+function watchParameters(call: Call): ListParameters {
+  const params = parseListParameters(call.url.searchParams);
+  const pathName = call.info.parts[1] ?? '';
+  if (pathName === '') return params;
+  if (params.fieldSelector.isEverything()) {
+    return { ...params, fieldSelector: parseFieldSelector(`metadata.name=${escapeFieldValue(pathName)}`, supportedFieldSelectors) };
+  }
+  if (params.fieldSelector.requiresExactMatch('metadata.name') !== pathName) throw badRequest("fieldSelector metadata.name doesn't match requested name");
+  return params;
 }
 
 async function dispatchWrite(call: WriteCall): Promise<void> {

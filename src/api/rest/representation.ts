@@ -1,5 +1,6 @@
 /** Writes objects and lists in the representation the client negotiated (JSON, Table, PartialObjectMetadata). */
 import type { Request, Response } from 'express';
+import { requestContext } from '../../server/context.js';
 import { writeJson } from '../../server/respond.js';
 import type { ResourceStrategy } from './contracts.js';
 import { negotiateOutput, parseIncludeObject, toPartialObjectMetadata, toPartialObjectMetadataList, toTable } from './output.js';
@@ -31,7 +32,7 @@ export function respondObject(req: Request, res: Response, code: number, object:
         res,
         code,
         toTable([object], strategy.columns, {
-          includeObject: parseIncludeObject(new URL(req.originalUrl, 'https://x').searchParams),
+          includeObject: parseIncludeObject(requestContext(req).url.searchParams),
           version: format.version,
           listMeta: { resourceVersion: object.metadata.resourceVersion },
         }),
@@ -53,7 +54,7 @@ export function respondList(req: Request, res: Response, list: ObjectList, strat
         res,
         200,
         toTable(list.items, strategy.columns, {
-          includeObject: parseIncludeObject(new URL(req.originalUrl, 'https://x').searchParams),
+          includeObject: parseIncludeObject(requestContext(req).url.searchParams),
           version: format.version,
           listMeta: list.metadata,
         }),

@@ -6,6 +6,7 @@
  * consistently from kube-apiserver first.
  */
 import type { Request, Response } from 'express';
+import { requestContext } from '../../server/context.js';
 import type { RestResource } from './contracts.js';
 import { encodeWatchEventObject, negotiateOutput, newWatchOutputState, parseIncludeObject, type OutputFormat } from './output.js';
 import { matchesFieldSelector, type ListParameters, type ListScope } from './query.js';
@@ -23,7 +24,7 @@ export async function serveWatch(
   params: ListParameters,
 ): Promise<void> {
   const format = negotiateOutput(req.headers.accept, 'watch');
-  const url = new URL(req.originalUrl, 'https://x');
+  const { url } = requestContext(req);
   const state = newWatchOutputState({
     columns: resource.strategy.columns,
     ...(format.kind === 'table' ? { includeObject: parseIncludeObject(url.searchParams) } : {}),

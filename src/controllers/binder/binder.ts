@@ -47,7 +47,6 @@ import { boundConditions, nextStatus, unboundConditions, type ConditionInput, ty
 
 export interface BinderOptions {
   readonly storageNamespace: string;
-  readonly identity: string;
   readonly workers?: number;
 }
 
@@ -78,7 +77,7 @@ export class Binder {
     private readonly logger: Logger,
   ) {
     this.recordsPath = `/apis/${hostClaimRecord.group}/${hostClaimRecord.version}/namespaces/${options.storageNamespace}/${hostClaimRecord.plural}`;
-    this.events = new EventRecorder(client, 'hostclaim-binder', options.identity, (error) => {
+    this.events = new EventRecorder(client, 'hostclaim-binder', (error) => {
       logger.warn({ err: error }, 'cannot record an event');
     });
   }

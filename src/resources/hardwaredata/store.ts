@@ -14,7 +14,8 @@
  * content keeps the hub's resourceVersion, so reads and watches agree.
  * resourceVersion=0 and NotOlderThan reads are served from the hub.
  */
-import { parseLabelSelector } from '../../api/selectors.js';
+import { checkPathSegmentName } from '../../api/request-info.js';
+import { escapeFieldValue, parseLabelSelector } from '../../api/selectors.js';
 import type { K8sSchema } from '../../api/openapi/schema-source.js';
 import { ApiError, badRequest, notFound, type GroupResource } from '../../api/status.js';
 import type { ListQuery, ReadableStore } from '../../api/rest/store.js';
@@ -59,6 +60,7 @@ export class HardwareDataStore implements ReadableStore {
   }
 
   async get(namespace: string, name: string, resourceVersion: string | undefined): Promise<ApiObject> {
+    checkPathSegmentName(name);
     const object =
       resourceVersion === undefined
         ? (await this.fresh({ namespace, ...hostScope(name) })).objects.find((o) => o.metadata.name === name)
@@ -92,9 +94,9 @@ export class HardwareDataStore implements ReadableStore {
   /** Projections computed from fresh quorum reads (see the module comment). */
   private async fresh(scope: ReadScope): Promise<Projected> {
     const [hosts, policies, namespaces, claims] = await Promise.all([
-      this.read<BareMetalHost>(metal3Paths.bareMetalHosts, scope.host === undefined ? undefined : `metadata.namespace=${scope.host.namespace},metadata.name=${scope.host.name}`),
-      this.read<HostDeployPolicy>(metal3Paths.hostDeployPolicies, scope.host === undefined ? undefined : `metadata.namespace=${scope.host.namespace}`),
-      this.read<Namespace>(metal3Paths.namespaces, scope.namespace === undefined ? undefined : `metadata.name=${scope.namespace}`),
+      this.read<BareMetalHost>(metal3Paths.bareMetalHosts, scope.host === undefined ? undefined : `metadata.namespace=${escapeFieldValue(scope.host.namespace)},metadata.name=${escapeFieldValue(scope.host.name)}`),
+      this.read<HostDeployPolicy>(metal3Paths.hostDeployPolicies, scope.host === undefined ? undefined : `metadata.namespace=${escapeFieldValue(scope.host.namespace)}`),
+      this.read<Namespace>(metal3Paths.namespaces, scope.namespace === undefined ? undefined : `metadata.name=${escapeFieldValue(scope.namespace)}`),
       this.claims.list(scope.namespace, {}),
     ]);
     const claimNamespaces = claimNamespacesOf(claims.items);

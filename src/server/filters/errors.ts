@@ -1,16 +1,24 @@
 /**
- * Last stages: unknown paths get kube's 404 Status, and every thrown error
+ * Last stages: unknown paths get kube's plain 404, and every thrown error
  * becomes a metav1.Status. Unexpected errors are logged with the Audit-ID
  * and answered as a generic 500 so no internal text reaches the client.
  */
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { ApiError, badRequest, internalError, pathNotFound } from '../../api/status.js';
+import { ApiError, badRequest, internalError } from '../../api/status.js';
 import type { Logger } from '../../observability/logger.js';
 import { writeStatus } from '../respond.js';
 
+/**
+ * kube-apiserver's last handler (util/notfoundhandler) is Go's http.NotFound:
+ * a plain-text 404, not a Status. Clients get the same answer from us for
+ * every path kube-apiserver itself would not route.
+ */
 export function notFoundHandler(): RequestHandler {
-  return () => {
-    throw pathNotFound();
+  return (_req, res) => {
+    res.statusCode = 404;
+    res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.end('404 page not found\n');
   };
 }
 

@@ -8,6 +8,7 @@ import { tenancyV1alpha1 } from '../../../src/api/group.js';
 import type { ApiGroupVersion, ResourceDescriptor, Verb } from '../../../src/api/resource.js';
 import { ApiError } from '../../../src/api/status.js';
 import { openAPIRouter } from '../../../src/api/openapi/handler.js';
+import { withRequestInfo } from '../../../src/server/filters/request-info.js';
 import { isPlainJson, negotiate } from '../../../src/api/negotiation.js';
 import { etagMatches } from '../../../src/api/serialized-document.js';
 import { projectRoot } from '../../../src/project-root.js';
@@ -522,6 +523,7 @@ describe('openAPIRouter', () => {
 
   beforeAll(async () => {
     const app = express();
+    app.use(withRequestInfo());
     app.use(openAPIRouter(allVerbsGV, loadSchemaSource()));
     const renderStatus: ErrorRequestHandler = (err: unknown, _req, res, _next) => {
       if (!(err instanceof ApiError)) {

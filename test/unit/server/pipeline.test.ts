@@ -198,10 +198,11 @@ describe('authorization stage', () => {
 describe('responses', () => {
   const admin = () => ({ port, caPem: servingCAPem, client: pki.frontProxyClient, headers: asAdmin });
 
-  it('answers unknown paths with kube 404 Status', async () => {
+  it("answers unknown paths with kube-apiserver's plain 404 (Go's http.NotFound)", async () => {
     const res = await request({ ...admin(), path: '/apis/tenancy.metal3.io/v1alpha1/nothing/here/at/all' });
     expect(res.status).toBe(404);
-    expectStatus(json(res), 404, 'NotFound', 'the server could not find the requested resource');
+    expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect(res.body).toBe('404 page not found\n');
   });
 
   it('serves aggregated discovery v2 with its media type, ETag and 304', async () => {

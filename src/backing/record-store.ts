@@ -18,6 +18,7 @@ import { Informer } from './informer.js';
 import { renamer, translateBackingError, type VirtualTarget } from './errors.js';
 import { KubeApiError, type KubeClient, type KubeStatus } from './kube-client.js';
 import { backingName, bookkeeping, virtualUid, type StorageMapping } from './storage-mapping.js';
+import type { SelectionPredicate } from '../api/rest/selection.js';
 import type { WatchHub } from '../api/rest/watch-hub.js';
 import type { DeleteOptions, Deleted, ListQuery, WritableStore, WriteQuery, Written } from '../api/rest/store.js';
 
@@ -81,24 +82,21 @@ export class RecordStore implements WritableStore {
 
   async list(namespace: string | undefined, query: ListQuery): Promise<ObjectList> {
     if (query.resourceVersion === '0' && query.continue === undefined && query.resourceVersionMatch !== 'Exact') {
-      return this.listFromCache(namespace, query);
+      return this.listFromCache(namespace);
     }
     const target = this.target(namespace ?? '', '');
-    const selectors = [namespace === undefined ? bookkeeping.namespaceLabel : `${bookkeeping.namespaceLabel}=${namespace}`];
-    if (query.labelSelector !== undefined && query.labelSelector !== '') selectors.push(query.labelSelector);
+    const name = query.selection.matchesSingle();
     const list = await this.backing(target, () =>
       this.client.get<ObjectList>(this.collectionPath, {
-        labelSelector: selectors.join(','),
-        fieldSelector: query.name === undefined || namespace === undefined ? undefined : `metadata.name=${backingName(namespace, query.name)}`,
+        labelSelector: recordLabelSelector(namespace, query.selection),
+        fieldSelector: name === undefined || namespace === undefined ? undefined : `metadata.name=${backingName(namespace, name)}`,
         limit: query.limit,
         continue: query.continue,
         resourceVersion: query.resourceVersion,
         resourceVersionMatch: query.resourceVersionMatch,
       }),
     );
-    const items = list.items
-      .map((record) => this.mapping.toVirtual(record))
-      .filter((o): o is ApiObject => o !== undefined && (query.name === undefined || o.metadata.name === query.name));
+    const items = list.items.map((record) => this.mapping.toVirtual(record)).filter((o): o is ApiObject => o !== undefined);
     return {
       apiVersion: this.mapping.virtualApiVersion,
       kind: `${this.mapping.virtual.kind}List`,
@@ -216,15 +214,13 @@ export class RecordStore implements WritableStore {
     throw conflict(target.gr, target.name, `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${actual}`);
   }
 
-  private listFromCache(namespace: string | undefined, query: ListQuery): ObjectList {
-    const items = this.hub
-      .list(namespace)
-      .filter((o) => query.name === undefined || o.metadata.name === query.name);
+  /** The namespace's state as the hub holds it; the REST layer applies the selection. */
+  private listFromCache(namespace: string | undefined): ObjectList {
     return {
       apiVersion: this.mapping.virtualApiVersion,
       kind: `${this.mapping.virtual.kind}List`,
       metadata: { resourceVersion: this.hub.currentResourceVersion() },
-      items,
+      items: this.hub.list(namespace),
     };
   }
 
@@ -254,6 +250,18 @@ export class RecordStore implements WritableStore {
       throw translateBackingError(error, this.mapping, target);
     }
   }
+}
+
+/**
+ * What a record list asks kube-apiserver for: the namespace label (every
+ * record query is scoped by it) and the tenant's label selector, which
+ * matches records as it matches claims because tenant labels are stored as
+ * they are and tenants cannot select on reserved keys. It only narrows the
+ * read (and keeps kube's pages full); the predicate decides on the claims.
+ */
+function recordLabelSelector(namespace: string | undefined, selection: SelectionPredicate): string {
+  const scope = namespace === undefined ? bookkeeping.namespaceLabel : `${bookkeeping.namespaceLabel}=${namespace}`;
+  return selection.label.isEverything() ? scope : `${scope},${selection.label.toString()}`;
 }
 
 function writeParams(query: WriteQuery): Record<string, string | undefined> {

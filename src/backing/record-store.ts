@@ -13,7 +13,7 @@
  * kube-apiserver does when the patch carries no resourceVersion.
  */
 import { ApiError, badRequest, conflict, internalError, notFound, type GroupResource } from '../api/status.js';
-import type { ApiObject, ObjectList } from '../api/rest/types.js';
+import { compareStorageKeys, type ApiObject, type ObjectList } from '../api/rest/types.js';
 import { Informer } from './informer.js';
 import { renamer, translateBackingError, type VirtualTarget } from './errors.js';
 import { KubeApiError, type KubeClient, type KubeStatus } from './kube-client.js';
@@ -96,7 +96,11 @@ export class RecordStore implements WritableStore {
         resourceVersionMatch: query.resourceVersionMatch,
       }),
     );
-    const items = list.items.map((record) => this.mapping.toVirtual(record)).filter((o): o is ApiObject => o !== undefined);
+    // Records come in record-name order, which is kube's order for the claims except for digest names.
+    const items = list.items
+      .map((record) => this.mapping.toVirtual(record))
+      .filter((o): o is ApiObject => o !== undefined)
+      .sort(compareStorageKeys);
     return {
       apiVersion: this.mapping.virtualApiVersion,
       kind: `${this.mapping.virtual.kind}List`,

@@ -54,8 +54,8 @@ function checkAccess(resource: RestResource): void {
 function routable(info: ResourceRequestInfo, descriptor: ResourceDescriptor): boolean {
   if (info.parts.length > 2) return false;
   if (info.subresource !== '' && !descriptor.subresources.some((s) => s.name === info.subresource)) return false;
-  // Cluster scope is only a collection (list/watch across namespaces).
-  return info.namespace !== '' || (info.name === '' && (info.verb === 'list' || info.verb === 'watch'));
+  // Cluster scope is only a collection (list/watch across namespaces); info.name may come from a metadata.name field selector.
+  return info.namespace !== '' || (info.parts.length === 0 && (info.verb === 'list' || info.verb === 'watch'));
 }
 
 function servedVerbs(info: ResourceRequestInfo, descriptor: ResourceDescriptor): readonly string[] {

@@ -7,7 +7,7 @@
 import { respondList, respondObject } from './representation.js';
 import { parseListParameters, type ListParameters, type ListScope } from './query.js';
 import type { Call } from './contracts.js';
-import type { ObjectList } from './types.js';
+import type { ApiObject, ObjectList } from './types.js';
 
 export async function getObject(call: Call): Promise<void> {
   const rv = call.url.searchParams.get('resourceVersion') ?? undefined;
@@ -21,15 +21,22 @@ export function listScope(call: Call, params: ListParameters = parseListParamete
   return { namespace: urlNamespace ?? params.selection.matchesSingleNamespace() };
 }
 
+/**
+ * The objects of the scope that the request's selection matches, whichever
+ * path the store took: the scope and the predicate are checked here on
+ * every item, so no store can widen what a tenant sees.
+ */
 export async function listAll(call: Call, params: ListParameters): Promise<ObjectList> {
-  const list = await call.resource.store.list(listScope(call, params).namespace, {
+  const { namespace } = listScope(call, params);
+  const list = await call.resource.store.list(namespace, {
     selection: params.selection,
     limit: params.limit,
     continue: params.continue,
     resourceVersion: params.resourceVersion,
     resourceVersionMatch: params.resourceVersionMatch,
   });
-  return { ...list, items: list.items.filter((object) => params.selection.matches(object)) };
+  const inScope = (object: ApiObject): boolean => namespace === undefined || object.metadata.namespace === namespace;
+  return { ...list, items: list.items.filter((object) => inScope(object) && params.selection.matches(object)) };
 }
 
 export async function listObjects(call: Call): Promise<void> {

@@ -132,6 +132,13 @@ describe('cache state', () => {
     expect(hub.stats().historyEvents).toBe(0);
   });
 
+  // The watch cache's B-tree is ordered by storage key (store_btree.go), i.e. the bytes of "<namespace>/<name>".
+  it('lists in storage-key order, where tenant-a comes before tenant', () => {
+    const hub = hubWith();
+    hub.reset('10', [obj('tenant', 'a', 1), obj('tenant-a', 'b', 2), obj('tenant-a', 'a', 3), obj('tenant0', 'a', 4)]);
+    expect(hub.list().map((o) => `${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`)).toEqual(['tenant-a/a', 'tenant-a/b', 'tenant/a', 'tenant0/a']);
+  });
+
   it('rejects a feed that is not in resourceVersion order', () => {
     const hub = hubWith();
     expect(() => {

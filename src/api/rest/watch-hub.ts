@@ -503,8 +503,7 @@ export class WatchHub {
     const { namespace, selection } = watcher.request;
     const initial: WatchEventOut[] = [];
     for (const object of start.objects) {
-      if (namespace !== undefined && (object.metadata.namespace ?? '') !== namespace) continue;
-      if (selection.matches(object)) initial.push({ type: 'ADDED', object });
+      if (inNamespace(object, namespace) && selection.matches(object)) initial.push({ type: 'ADDED', object });
     }
     if (endBookmark) initial.push(initialEventsEnd(start.rv));
     this.activate(watcher, start.rv, initial);
@@ -533,7 +532,8 @@ export class WatchHub {
     let floor = rv;
     for (let i = this.firstAfter(rv); i < this.historyLength; i++) {
       const entry = this.entryAt(i);
-      const event = convert(entry, watcher.request.selection);
+      // The history holds every namespace; live events are routed by namespace, replayed ones must be filtered.
+      const event = inNamespace(entry.object, watcher.namespace) ? convert(entry, watcher.request.selection) : undefined;
       if (event !== undefined) initial.push(event);
       floor = entry.rv;
     }
@@ -853,6 +853,11 @@ function keyOf(object: ApiObject): ObjectKey {
   const name = object.metadata.name;
   if (name === undefined || name === '') throw new Error('WatchHub: object without metadata.name');
   return { namespace: object.metadata.namespace ?? '', name };
+}
+
+/** Whether a watcher of `namespace` (undefined: all namespaces) may see the object. */
+function inNamespace(object: ApiObject, namespace: string | undefined): boolean {
+  return namespace === undefined || (object.metadata.namespace ?? '') === namespace;
 }
 
 /**

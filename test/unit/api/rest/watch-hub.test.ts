@@ -769,6 +769,20 @@ describe('namespaces', () => {
     expect(all.summary()).toEqual(['ADDED a/x@11', 'ADDED b/x@12', 'DELETED a/x@13']);
   });
 
+  it('replays only the watcher namespace from the history', () => {
+    const hub = hubWith();
+    hub.reset('10', []);
+    hub.publish({ type: 'ADDED', object: obj('tenant', 'x', 11) });
+    hub.publish({ type: 'ADDED', object: obj('tenant-a', 'x', 12) });
+    hub.publish({ type: 'ADDED', object: obj('tenant-b', 'y', 13) });
+    const namespaced = new RecordingSink();
+    const everywhere = new RecordingSink();
+    hub.watch(request({ resourceVersion: '10', namespace: 'tenant-a' }), namespaced);
+    hub.watch(request({ resourceVersion: '10' }), everywhere);
+    expect(namespaced.summary()).toEqual(['ADDED tenant-a/x@12']);
+    expect(everywhere.summary()).toEqual(['ADDED tenant/x@11', 'ADDED tenant-a/x@12', 'ADDED tenant-b/y@13']);
+  });
+
   it('only evaluates the watchers of the event namespace', () => {
     const hub = hubWith();
     hub.reset('10', []);

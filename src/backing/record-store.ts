@@ -6,7 +6,10 @@
  * resourceVersion unset (or Exact/NotOlderThan, or a continue token) go to
  * kube-apiserver, which answers consistently whichever replica took the
  * last write; resourceVersion=0 is served from the in-memory cache, which is
- * derived from one shared watch and also feeds every tenant watch. Writes go
+ * derived from one shared watch and also feeds every tenant watch. Lists
+ * push the request's label selector down to kube-apiserver; which claims
+ * are selected is decided by the REST layer's SelectionPredicate on every
+ * path (api/rest/selection.ts). Writes go
  * to kube-apiserver with the caller's resourceVersion, so optimistic
  * concurrency is kube's own; nothing is retried behind the caller's back
  * except a patch, which is re-applied to fresh state exactly as

@@ -19,13 +19,13 @@ import type { ApiObject } from './types.js';
 export const selectableFields = ['metadata.name', 'metadata.namespace'] as const;
 
 /** What the selectors are evaluated on (storage.AttrFunc). */
-export interface SelectionAttributes {
+interface SelectionAttributes {
   readonly labels: Readonly<Record<string, string>>;
   readonly fields: Readonly<Record<string, string>>;
 }
 
 /** storage.DefaultNamespaceScopedAttr: the object's labels, its name and namespace as fields. */
-export function selectionAttributes(object: ApiObject): SelectionAttributes {
+function selectionAttributes(object: ApiObject): SelectionAttributes {
   return {
     labels: object.metadata.labels ?? {},
     fields: { 'metadata.name': object.metadata.name ?? '', 'metadata.namespace': object.metadata.namespace ?? '' },

@@ -39,7 +39,7 @@ let raw: RawClients;
 
 interface ListBody {
   metadata: { resourceVersion?: string; continue?: string };
-  items: { metadata: { name: string; namespace: string; labels?: Record<string, string>; resourceVersion: string }; status?: { conditions?: unknown[] } }[];
+  items: { metadata: { name: string; namespace: string; labels?: Record<string, string>; resourceVersion: string }; status?: { conditions?: { reason?: string }[] } }[];
 }
 
 beforeAll(async () => {
@@ -48,6 +48,16 @@ beforeAll(async () => {
   await installReferenceCrd(env);
   await installMetal3Crds();
   await env.controlPlane.requestJson('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'tenant' } });
+  for (const [name, labels] of Object.entries(labelsOf)) await createHost(name.slice('infra.'.length), labels);
+  await env.controlPlane.apply(
+    JSON.stringify({
+      apiVersion: 'metal3.io/v1alpha1',
+      kind: 'HostDeployPolicy',
+      metadata: { name: 'tenants', namespace: 'infra', annotations: { 'tenancy.metal3.io/shared-labels': 'app' } },
+      spec: { hostClaimNamespaces: { names: [...populated] } },
+    }),
+  );
+  // After hosts and policy, so the binder's first status on each claim is its last.
   for (const target of targets.slice(0, 2)) {
     for (const namespace of populated) {
       for (const [name, labels] of Object.entries(labelsOf)) {
@@ -61,22 +71,13 @@ beforeAll(async () => {
       }
     }
   }
-  for (const [name, labels] of Object.entries(labelsOf)) await createHost(name.slice('infra.'.length), labels);
-  await env.controlPlane.apply(
-    JSON.stringify({
-      apiVersion: 'metal3.io/v1alpha1',
-      kind: 'HostDeployPolicy',
-      metadata: { name: 'tenants', namespace: 'infra', annotations: { 'tenancy.metal3.io/shared-labels': 'app' } },
-      spec: { hostClaimNamespaces: { names: [...populated] } },
-    }),
-  );
   // Every path must have everything: the caches, and the binder's first status on our claims (so nothing changes later).
   await pollUntil(
     'both kinds to be complete in the cache and the binder to have written every claim status',
     async () => {
       const claims = await adminList(targets[0], '?resourceVersion=0');
       const hardware = await adminList(targets[2], '?resourceVersion=0');
-      const settled = claims.items.length === 6 && claims.items.every((c) => (c.status?.conditions ?? []).length > 0);
+      const settled = claims.items.length === 6 && claims.items.every((c) => (c.status?.conditions ?? []).some((condition) => condition.reason === 'NoBareMetalHost'));
       return settled && hardware.items.length === 6 ? true : undefined;
     },
     { timeoutMs: 90_000, intervalMs: 1000 },

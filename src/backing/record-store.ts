@@ -6,7 +6,10 @@
  * resourceVersion unset (or Exact/NotOlderThan, or a continue token) go to
  * kube-apiserver, which answers consistently whichever replica took the
  * last write; resourceVersion=0 is served from the in-memory cache, which is
- * derived from one shared watch and also feeds every tenant watch. Writes go
+ * derived from one shared watch and also feeds every tenant watch. Lists
+ * push the request's label selector down to kube-apiserver; which claims
+ * are selected is decided by the REST layer's SelectionPredicate on every
+ * path (api/rest/selection.ts). Writes go
  * to kube-apiserver with the caller's resourceVersion, so optimistic
  * concurrency is kube's own; nothing is retried behind the caller's back
  * except a patch, which is re-applied to fresh state exactly as
@@ -14,13 +17,14 @@
  */
 import { checkPathSegmentName } from '../api/request-info.js';
 import { ApiError, badRequest, conflict, internalError, notFound, type GroupResource } from '../api/status.js';
-import type { ApiObject, ObjectList } from '../api/rest/types.js';
+import { compareStorageKeys, type ApiObject, type ObjectList } from '../api/rest/types.js';
 import { escapeFieldValue } from '../api/selectors.js';
 import { unwrapContinue, wrapContinue, type ListIdentity } from './continue-token.js';
 import { Informer } from './informer.js';
 import { renamer, translateBackingError, type VirtualTarget } from './errors.js';
 import { KubeApiError, type KubeClient, type KubeStatus } from './kube-client.js';
 import { backingName, bookkeeping, virtualUid, type StorageMapping } from './storage-mapping.js';
+import type { SelectionPredicate } from '../api/rest/selection.js';
 import type { WatchHub } from '../api/rest/watch-hub.js';
 import type { DeleteOptions, Deleted, ListQuery, WritableStore, WriteQuery, Written } from '../api/rest/store.js';
 
@@ -84,26 +88,27 @@ export class RecordStore implements WritableStore {
 
   async list(namespace: string | undefined, query: ListQuery): Promise<ObjectList> {
     if (query.resourceVersion === '0' && query.continue === undefined && query.resourceVersionMatch !== 'Exact') {
-      return this.listFromCache(namespace, query);
+      return this.listFromCache(namespace);
     }
     const target = this.target(namespace ?? '', '');
-    const identity: ListIdentity = { namespace: namespace ?? '', labelSelector: query.labelSelector, name: query.name };
-    const selectors = [namespace === undefined ? bookkeeping.namespaceLabel : `${bookkeeping.namespaceLabel}=${namespace}`];
-    if (query.labelSelector !== undefined && query.labelSelector !== '') selectors.push(query.labelSelector);
+    const name = query.selection.matchesSingle();
+    const labelSelector = query.selection.label.isEverything() ? undefined : query.selection.label.toString();
+    const identity: ListIdentity = { namespace: namespace ?? '', labelSelector, name };
     const list = await this.backing(target, () =>
       this.client.get<ObjectList>(this.collectionPath, {
-        labelSelector: selectors.join(','),
-        fieldSelector:
-          query.name === undefined || namespace === undefined ? undefined : `metadata.name=${escapeFieldValue(backingName(namespace, query.name))}`,
+        labelSelector: recordLabelSelector(namespace, query.selection),
+        fieldSelector: name === undefined || namespace === undefined ? undefined : `metadata.name=${escapeFieldValue(backingName(namespace, name))}`,
         limit: query.limit,
         continue: query.continue === undefined ? undefined : unwrapContinue(query.continue, identity),
         resourceVersion: query.resourceVersion,
         resourceVersionMatch: query.resourceVersionMatch,
       }),
     );
+    // Records come in record-name order, which is kube's order for the claims except for digest names.
     const items = list.items
       .map((record) => this.mapping.toVirtual(record))
-      .filter((o): o is ApiObject => o !== undefined && (query.name === undefined || o.metadata.name === query.name));
+      .filter((o): o is ApiObject => o !== undefined)
+      .sort(compareStorageKeys);
     return {
       apiVersion: this.mapping.virtualApiVersion,
       kind: `${this.mapping.virtual.kind}List`,
@@ -226,15 +231,13 @@ export class RecordStore implements WritableStore {
     throw conflict(target.gr, target.name, `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${actual}`);
   }
 
-  private listFromCache(namespace: string | undefined, query: ListQuery): ObjectList {
-    const items = this.hub
-      .list(namespace)
-      .filter((o) => query.name === undefined || o.metadata.name === query.name);
+  /** The namespace's state as the hub holds it; the REST layer applies the selection. */
+  private listFromCache(namespace: string | undefined): ObjectList {
     return {
       apiVersion: this.mapping.virtualApiVersion,
       kind: `${this.mapping.virtual.kind}List`,
       metadata: { resourceVersion: this.hub.currentResourceVersion() },
-      items,
+      items: this.hub.list(namespace),
     };
   }
 
@@ -271,6 +274,18 @@ export class RecordStore implements WritableStore {
       throw translateBackingError(error, this.mapping, target);
     }
   }
+}
+
+/**
+ * What a record list asks kube-apiserver for: the namespace label (every
+ * record query is scoped by it) and the tenant's label selector, which
+ * matches records as it matches claims because tenant labels are stored as
+ * they are and tenants cannot select on reserved keys. It only narrows the
+ * read (and keeps kube's pages full); the predicate decides on the claims.
+ */
+function recordLabelSelector(namespace: string | undefined, selection: SelectionPredicate): string {
+  const scope = namespace === undefined ? bookkeeping.namespaceLabel : `${bookkeeping.namespaceLabel}=${namespace}`;
+  return selection.label.isEverything() ? scope : `${scope},${selection.label.toString()}`;
 }
 
 function writeParams(query: WriteQuery): Record<string, string | undefined> {

@@ -45,6 +45,8 @@ export interface KubectlResult {
 export interface ControlPlane {
   /** https URL of kube-apiserver. */
   readonly server: string;
+  /** http URL of etcd's client API (for tests that must compact, as kube-apiserver does every 5 minutes). */
+  readonly etcdUrl: string;
   readonly workDir: string;
   readonly logDir: string;
   readonly pkiDir: string;
@@ -143,6 +145,7 @@ interface LocalControlPlaneInit {
 
 class LocalControlPlane implements ControlPlane {
   readonly server: string;
+  readonly etcdUrl: string;
   readonly workDir: string;
   readonly logDir: string;
   readonly pkiDir: string;
@@ -162,6 +165,7 @@ class LocalControlPlane implements ControlPlane {
 
   constructor(init: LocalControlPlaneInit) {
     this.server = `https://127.0.0.1:${init.ports.apiserver}`;
+    this.etcdUrl = `http://127.0.0.1:${init.ports.etcdClient}`;
     this.workDir = init.workDir;
     this.logDir = init.logDir;
     this.pkiDir = init.pki.dir;

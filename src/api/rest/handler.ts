@@ -17,7 +17,8 @@ import type { Call, RestResource, WriteCall } from './contracts.js';
 import { createObject } from './create.js';
 import { deleteCollection, deleteObject } from './delete.js';
 import { patchObject } from './patch.js';
-import { parseListParameters, supportedFieldSelectors, type ListParameters } from './query.js';
+import { parseListParameters, type ListParameters } from './query.js';
+import { SelectionPredicate, selectableFields } from './selection.js';
 import { getObject, listObjects, listScope } from './read.js';
 import { updateObject } from './update.js';
 import { serveWatch } from './watch.js';
@@ -121,10 +122,12 @@ function watchParameters(call: Call): ListParameters {
   const params = parseListParameters(call.url.searchParams);
   const pathName = call.info.parts[1] ?? '';
   if (pathName === '') return params;
-  if (params.fieldSelector.isEverything()) {
-    return { ...params, fieldSelector: parseFieldSelector(`metadata.name=${escapeFieldValue(pathName)}`, supportedFieldSelectors) };
+  const { selection } = params;
+  if (selection.field.isEverything()) {
+    const byName = new SelectionPredicate(selection.label, parseFieldSelector(`metadata.name=${escapeFieldValue(pathName)}`, selectableFields));
+    return { ...params, selection: byName };
   }
-  if (params.fieldSelector.requiresExactMatch('metadata.name') !== pathName) throw badRequest("fieldSelector metadata.name doesn't match requested name");
+  if (selection.matchesSingle() !== pathName) throw badRequest("fieldSelector metadata.name doesn't match requested name");
   return params;
 }
 

@@ -4,6 +4,7 @@
  * and, whenever the hub ends it (a relist's 410 Expired), starts over with
  * the hub's new state. Each start is reported as a resync.
  */
+import { SelectionPredicate } from './selection.js';
 import type { ApiObject, ObjectEvent } from './types.js';
 import type { WatchEventOut, WatchHub } from './watch-hub.js';
 
@@ -33,7 +34,7 @@ export function followHub(hub: WatchHub, handlers: HubFollowerHandlers): () => v
     handlers.onResync(hub.list(), resourceVersion);
     try {
       state.unsubscribe = hub.watch(
-        { matches: () => true, resourceVersion, allowBookmarks: false },
+        { selection: SelectionPredicate.everything(), resourceVersion, allowBookmarks: false },
         {
           send: (event) => {
             if (isObjectEvent(event)) handlers.onEvent(event);

@@ -5,16 +5,15 @@
  */
 import { forbiddenField, invalid, notSupported, invalidValue, required, type FieldError } from '../field-errors.js';
 import { fieldManagerErrors } from '../object-meta.js';
-import { parseFieldSelector, parseLabelSelector, type FieldSelector, type LabelSelector } from '../selectors.js';
+import { parseFieldSelector, parseLabelSelector } from '../selectors.js';
 import { badRequest } from '../status.js';
 import { isReservedKey } from '../../backing/storage-mapping.js';
-import type { ApiObject } from './types.js';
+import { SelectionPredicate, selectableFields } from './selection.js';
 
 export interface ListParameters {
   readonly watch: boolean;
-  readonly labelSelectorText: string | undefined;
-  readonly labelSelector: LabelSelector;
-  readonly fieldSelector: FieldSelector;
+  /** The one selection every read path of this request applies. */
+  readonly selection: SelectionPredicate;
   readonly limit: string | undefined;
   readonly continue: string | undefined;
   readonly resourceVersion: string | undefined;
@@ -24,30 +23,16 @@ export interface ListParameters {
   readonly timeoutSeconds: number | undefined;
 }
 
-export const supportedFieldSelectors = ['metadata.name', 'metadata.namespace'] as const;
-
-/** Which objects a list, watch or deletecollection is about, after the URL and the field selector. */
+/** Which namespace a list, watch or deletecollection reads, after the URL and the field selector. */
 export interface ListScope {
   /** undefined: all namespaces. */
   readonly namespace: string | undefined;
-  /** false when a field selector rules out every object (e.g. another namespace). */
-  readonly possible: boolean;
-  readonly name: string | undefined;
-}
-
-export function matchesFieldSelector(params: ListParameters, object: ApiObject): boolean {
-  return params.fieldSelector.matches({ 'metadata.name': object.metadata.name ?? '', 'metadata.namespace': object.metadata.namespace ?? '' });
 }
 
 export function parseListParameters(query: URLSearchParams): ListParameters {
-  const labelSelectorText = nonEmpty(query.get('labelSelector'));
-  const labelSelector = parseLabelSelector(labelSelectorText ?? '');
-  rejectReservedSelectorKeys(labelSelectorText);
   const params: ListParameters = {
     watch: truthy(query.get('watch')),
-    labelSelectorText,
-    labelSelector,
-    fieldSelector: parseFieldSelector(query.get('fieldSelector') ?? '', supportedFieldSelectors),
+    selection: parseSelection(query),
     limit: nonEmpty(query.get('limit')),
     continue: nonEmpty(query.get('continue')),
     resourceVersion: nonEmpty(query.get('resourceVersion')),
@@ -62,9 +47,17 @@ export function parseListParameters(query: URLSearchParams): ListParameters {
   return params;
 }
 
+/** Label selector first, as kube parses them; a reserved key is refused once the selector is known to be well-formed. */
+function parseSelection(query: URLSearchParams): SelectionPredicate {
+  const labelSelectorText = query.get('labelSelector') ?? '';
+  const label = parseLabelSelector(labelSelectorText);
+  rejectReservedSelectorKeys(labelSelectorText);
+  return new SelectionPredicate(label, parseFieldSelector(query.get('fieldSelector') ?? '', selectableFields));
+}
+
 /** Bookkeeping labels are invisible: selecting on them would reveal them, so it is refused. */
-function rejectReservedSelectorKeys(selector: string | undefined): void {
-  const keys = (selector ?? '').match(/[A-Za-z0-9][-A-Za-z0-9_.]*\/[-A-Za-z0-9_.]+/g) ?? [];
+function rejectReservedSelectorKeys(selector: string): void {
+  const keys = selector.match(/[A-Za-z0-9][-A-Za-z0-9_.]*\/[-A-Za-z0-9_.]+/g) ?? [];
   const reserved = keys.find((key) => isReservedKey(key));
   if (reserved !== undefined) throw badRequest(`unable to parse requirement: label key "${reserved}" uses a reserved prefix`);
 }

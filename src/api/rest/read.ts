@@ -1,8 +1,13 @@
-/** get and list: a consistent read unless the client named a resourceVersion; selection as kube's generic store. */
+/**
+ * get and list: a consistent read unless the client named a resourceVersion.
+ * Selection as kube's generic store (registry/generic/registry.Store.List):
+ * one SelectionPredicate per request, handed to the store and applied to
+ * whatever it returns, on every resourceVersion path.
+ */
 import { respondList, respondObject } from './representation.js';
-import { matchesFieldSelector, parseListParameters, type ListParameters, type ListScope } from './query.js';
+import { parseListParameters, type ListParameters, type ListScope } from './query.js';
 import type { Call } from './contracts.js';
-import type { ObjectList } from './types.js';
+import type { ApiObject, ObjectList } from './types.js';
 
 export async function getObject(call: Call): Promise<void> {
   const rv = call.url.searchParams.get('resourceVersion') ?? undefined;
@@ -10,25 +15,28 @@ export async function getObject(call: Call): Promise<void> {
   respondObject(call.req, call.res, 200, object, call.resource.strategy);
 }
 
+/** The URL's namespace, or for a cluster-wide request the one a field selector pins (only narrows: the predicate still decides). */
 export function listScope(call: Call, params: ListParameters = parseListParameters(call.url.searchParams)): ListScope {
   const urlNamespace = call.info.namespace === '' ? undefined : call.info.namespace;
-  const selectedNamespace = params.fieldSelector.requiresExactMatch('metadata.namespace');
-  const possible = urlNamespace === undefined || selectedNamespace === undefined || selectedNamespace === urlNamespace;
-  return { namespace: urlNamespace ?? selectedNamespace, possible, name: params.fieldSelector.requiresExactMatch('metadata.name') };
+  return { namespace: urlNamespace ?? params.selection.matchesSingleNamespace() };
 }
 
+/**
+ * The objects of the scope that the request's selection matches, whichever
+ * path the store took: the scope and the predicate are checked here on
+ * every item, so no store can widen what a tenant sees.
+ */
 export async function listAll(call: Call, params: ListParameters): Promise<ObjectList> {
-  const scope = listScope(call, params);
-  const list = await call.resource.store.list(scope.namespace, {
-    labelSelector: params.labelSelectorText,
-    name: scope.name,
+  const { namespace } = listScope(call, params);
+  const list = await call.resource.store.list(namespace, {
+    selection: params.selection,
     limit: params.limit,
     continue: params.continue,
     resourceVersion: params.resourceVersion,
     resourceVersionMatch: params.resourceVersionMatch,
   });
-  const items = scope.possible ? list.items.filter((o) => matchesFieldSelector(params, o)) : [];
-  return { ...list, items };
+  const inScope = (object: ApiObject): boolean => namespace === undefined || object.metadata.namespace === namespace;
+  return { ...list, items: list.items.filter((object) => inScope(object) && params.selection.matches(object)) };
 }
 
 export async function listObjects(call: Call): Promise<void> {

@@ -3,13 +3,17 @@
  * resource provides a ReadableStore (get, list and the watch fan-out); only a
  * WritableStore can be dispatched create, update, patch and delete.
  */
+import type { SelectionPredicate } from './selection.js';
 import type { ApiObject, ObjectList } from './types.js';
 import type { WatchHub } from './watch-hub.js';
 
 export interface ListQuery {
-  readonly labelSelector?: string;
-  /** Only metadata.name / metadata.namespace terms reach the store, already validated. */
-  readonly name?: string;
+  /**
+   * What the request selects. A store may push part of it down to narrow
+   * what it reads; the REST layer applies it to everything a store returns,
+   * so a store never has to (and cannot fail to) filter.
+   */
+  readonly selection: SelectionPredicate;
   readonly limit?: string;
   readonly continue?: string;
   readonly resourceVersion?: string;
@@ -50,7 +54,7 @@ export interface ReadableStore {
   readonly hub: WatchHub;
   /** resourceVersion: undefined for a consistent read; otherwise kube's semantics ("0": whatever the cache holds). */
   get(namespace: string, name: string, resourceVersion: string | undefined): Promise<ApiObject>;
-  /** namespace undefined: all namespaces. */
+  /** namespace undefined: all namespaces. Items in kube's order (compareStorageKeys). */
   list(namespace: string | undefined, query: ListQuery): Promise<ObjectList>;
 }
 

@@ -66,3 +66,17 @@ export function revision(resourceVersion: string | undefined): bigint {
   if (resourceVersion === undefined || !/^\d+$/.test(resourceVersion)) return -1n;
   return BigInt(resourceVersion);
 }
+
+/**
+ * The order of every list, as kube-apiserver's: by storage key
+ * (`/registry/<group>/<resource>/<namespace>/<name>`, compared bytewise by
+ * etcd and by the watch cache's B-tree), i.e. by the bytes of
+ * `<namespace>/<name>`. Not namespace first: `tenant-a/x` comes before
+ * `tenant/x`, since '-' sorts before '/'. Names and namespaces are ASCII, so
+ * comparing UTF-16 code units is comparing bytes.
+ */
+export function compareStorageKeys(a: ApiObject, b: ApiObject): number {
+  const ka = `${a.metadata.namespace ?? ''}/${a.metadata.name ?? ''}`;
+  const kb = `${b.metadata.namespace ?? ''}/${b.metadata.name ?? ''}`;
+  return ka < kb ? -1 : ka > kb ? 1 : 0;
+}

@@ -22,13 +22,14 @@
  */
 import { invalid, invalidValue } from '../field-errors.js';
 import { ApiError, type GroupResource } from '../status.js';
-import type { ApiObject, ObjectEvent } from './types.js';
+import type { SelectionPredicate } from './selection.js';
+import { compareStorageKeys, type ApiObject, type ObjectEvent } from './types.js';
 
 export interface WatchRequest {
   /** undefined = all namespaces. */
   readonly namespace?: string;
-  /** Label and field selectors (the namespace is handled by the hub). */
-  readonly matches: (object: ApiObject) => boolean;
+  /** The request's selection, applied to every initial and live event (the namespace is handled by the hub). */
+  readonly selection: SelectionPredicate;
   /** As sent by the client; '' is treated as unset. */
   readonly resourceVersion?: string;
   readonly sendInitialEvents?: boolean;
@@ -337,7 +338,7 @@ export class WatchHub {
     return this.objects.get(namespace)?.get(name);
   }
 
-  /** Objects of one namespace, or of all, sorted by namespace then name. */
+  /** Objects of one namespace, or of all, in kube's list order (compareStorageKeys). */
   list(namespace?: string): ApiObject[] {
     return this.sortedState(namespace);
   }
@@ -499,21 +500,20 @@ export class WatchHub {
     }
     // The feed lags behind the snapshot: events up to start.rv that arrive
     // later are already reflected in it and must not be delivered.
-    const { namespace, matches } = watcher.request;
+    const { namespace, selection } = watcher.request;
     const initial: WatchEventOut[] = [];
     for (const object of start.objects) {
-      if (namespace !== undefined && (object.metadata.namespace ?? '') !== namespace) continue;
-      if (matches(object)) initial.push({ type: 'ADDED', object });
+      if (inNamespace(object, namespace) && selection.matches(object)) initial.push({ type: 'ADDED', object });
     }
     if (endBookmark) initial.push(initialEventsEnd(start.rv));
     this.activate(watcher, start.rv, initial);
   }
 
   private startFromState(watcher: Watcher, endBookmark: boolean): void {
-    const { matches } = watcher.request;
+    const { selection } = watcher.request;
     const initial: WatchEventOut[] = [];
     for (const object of this.sortedState(watcher.namespace)) {
-      if (matches(object)) initial.push({ type: 'ADDED', object });
+      if (selection.matches(object)) initial.push({ type: 'ADDED', object });
     }
     if (endBookmark) initial.push(initialEventsEnd(this.current));
     this.activate(watcher, this.current, initial);
@@ -532,7 +532,8 @@ export class WatchHub {
     let floor = rv;
     for (let i = this.firstAfter(rv); i < this.historyLength; i++) {
       const entry = this.entryAt(i);
-      const event = convert(entry, watcher.request.matches);
+      // The history holds every namespace; live events are routed by namespace, replayed ones must be filtered.
+      const event = inNamespace(entry.object, watcher.namespace) ? convert(entry, watcher.request.selection) : undefined;
       if (event !== undefined) initial.push(event);
       floor = entry.rv;
     }
@@ -586,7 +587,7 @@ export class WatchHub {
     if (watchers === undefined) return;
     for (const watcher of watchers) {
       if (entry.rv <= watcher.floor) continue;
-      const event = convert(entry, watcher.request.matches);
+      const event = convert(entry, watcher.request.selection);
       if (event !== undefined) this.enqueue(watcher, event);
     }
   }
@@ -772,17 +773,8 @@ export class WatchHub {
   }
 
   private sortedState(namespace: string | undefined): ApiObject[] {
-    const namespaces = namespace === undefined ? [...this.objects.keys()].sort(compareStrings) : [namespace];
-    const result: ApiObject[] = [];
-    for (const ns of namespaces) {
-      const names = this.objects.get(ns);
-      if (names === undefined) continue;
-      for (const name of [...names.keys()].sort(compareStrings)) {
-        const object = names.get(name);
-        if (object !== undefined) result.push(object);
-      }
-    }
-    return result;
+    const namespaces = namespace === undefined ? [...this.objects.values()] : [this.objects.get(namespace) ?? new Map<string, ApiObject>()];
+    return namespaces.flatMap((names) => [...names.values()]).sort(compareStorageKeys);
   }
 
   private append(entry: HistoryEntry): void {
@@ -863,15 +855,20 @@ function keyOf(object: ApiObject): ObjectKey {
   return { namespace: object.metadata.namespace ?? '', name };
 }
 
+/** Whether a watcher of `namespace` (undefined: all namespaces) may see the object. */
+function inNamespace(object: ApiObject, namespace: string | undefined): boolean {
+  return namespace === undefined || (object.metadata.namespace ?? '') === namespace;
+}
+
 /**
  * The event one watcher sees for one change (cacheWatcher.convertToWatchEvent):
  * the selector is applied to the old and the new state; an object leaving
  * the selection is DELETED with its old content at the event's
  * resourceVersion, one entering it is ADDED.
  */
-function convert(entry: HistoryEntry, matches: (object: ApiObject) => boolean): WatchEventOut | undefined {
-  const current = entry.type !== 'DELETED' && matches(entry.object);
-  const previous = entry.prev !== undefined && matches(entry.prev);
+function convert(entry: HistoryEntry, selection: SelectionPredicate): WatchEventOut | undefined {
+  const current = entry.type !== 'DELETED' && selection.matches(entry.object);
+  const previous = entry.prev !== undefined && selection.matches(entry.prev);
   if (current) return { type: previous ? 'MODIFIED' : 'ADDED', object: entry.object };
   if (!previous) return undefined;
   if (entry.type === 'DELETED') return { type: 'DELETED', object: entry.object };
@@ -924,10 +921,6 @@ function feedRevision(text: string | undefined, operation: string): bigint {
 
 function maxOf(a: bigint, b: bigint): bigint {
   return a > b ? a : b;
-}
-
-function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function positiveInteger(name: string, value: number): number {

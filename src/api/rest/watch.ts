@@ -3,13 +3,15 @@
  * per event, in the negotiated representation. Every watch is a
  * subscription to the resource's shared in-memory fan-out (never its own
  * backing watch); with resourceVersion unset, the starting state is read
- * consistently from kube-apiserver first.
+ * consistently from kube-apiserver first. The request's SelectionPredicate
+ * goes to the hub, which applies it to the initial state and every event
+ * (cacheWatcher's filter), whatever the starting point.
  */
 import type { Request, Response } from 'express';
 import { requestContext } from '../../server/context.js';
 import type { RestResource } from './contracts.js';
 import { encodeWatchEventObject, negotiateOutput, newWatchOutputState, parseIncludeObject, type OutputFormat } from './output.js';
-import { matchesFieldSelector, type ListParameters, type ListScope } from './query.js';
+import type { ListParameters, ListScope } from './query.js';
 import type { ApiObject } from './types.js';
 import type { WatchEventOut } from './watch-hub.js';
 
@@ -56,7 +58,7 @@ export async function serveWatch(
   const unsubscribe = store.hub.watch(
     {
       namespace: scope.namespace,
-      matches: (object) => scope.possible && params.labelSelector.matches(object.metadata.labels) && matchesFieldSelector(params, object),
+      selection: params.selection,
       resourceVersion: params.resourceVersion,
       sendInitialEvents: params.sendInitialEvents,
       allowBookmarks: params.allowWatchBookmarks,
@@ -73,10 +75,10 @@ export async function serveWatch(
   else stream.unsubscribe = unsubscribe;
 }
 
+/** A consistent read with the request's selection pushed down; the hub applies the selection to it. */
 async function consistentSnapshot(resource: RestResource, scope: ListScope, params: ListParameters) {
-  const list = await resource.store.list(scope.namespace, { labelSelector: params.labelSelectorText, name: scope.name });
-  const objects = list.items.filter((o) => scope.possible && matchesFieldSelector(params, o));
-  return { resourceVersion: list.metadata.resourceVersion ?? '', objects };
+  const list = await resource.store.list(scope.namespace, { selection: params.selection });
+  return { resourceVersion: list.metadata.resourceVersion ?? '', objects: list.items };
 }
 
 function encodeEvent(event: WatchEventOut, format: OutputFormat, state: ReturnType<typeof newWatchOutputState>, kind: string, apiVersion: string): object {

@@ -15,11 +15,12 @@
  * resourceVersion=0 and NotOlderThan reads are served from the hub.
  */
 import { checkPathSegmentName } from '../../api/request-info.js';
-import { escapeFieldValue, parseLabelSelector } from '../../api/selectors.js';
+import { escapeFieldValue } from '../../api/selectors.js';
 import type { K8sSchema } from '../../api/openapi/schema-source.js';
 import { ApiError, badRequest, notFound, type GroupResource } from '../../api/status.js';
+import { SelectionPredicate } from '../../api/rest/selection.js';
 import type { ListQuery, ReadableStore } from '../../api/rest/store.js';
-import { revision, type ApiObject, type ObjectList } from '../../api/rest/types.js';
+import { compareStorageKeys, revision, type ApiObject, type ObjectList } from '../../api/rest/types.js';
 import type { WatchHub } from '../../api/rest/watch-hub.js';
 import type { KubeClient } from '../../backing/kube-client.js';
 import { isNotServed } from '../../backing/optional-informer.js';
@@ -72,13 +73,13 @@ export class HardwareDataStore implements ReadableStore {
   async list(namespace: string | undefined, query: ListQuery): Promise<ObjectList> {
     // Lists are never paginated (as kube's watch cache), so no continue token was ever issued.
     if (query.continue !== undefined) throw badRequest('continue key is not valid: HardwareData lists are not paginated');
+    // A name pinned by the field selector narrows the fresh reads to one host; the REST layer applies the selection.
+    const name = query.selection.matchesSingle();
     const { objects, resourceVersion } =
       query.resourceVersion === undefined
-        ? await this.fresh({ namespace })
+        ? await this.fresh({ namespace, ...(name === undefined ? {} : hostScope(name)) })
         : { objects: await this.cached(namespace, query.resourceVersion, query.resourceVersionMatch), resourceVersion: this.hub.currentResourceVersion() };
-    const selector = parseLabelSelector(query.labelSelector ?? '');
-    const items = objects.filter((o) => (query.name === undefined || o.metadata.name === query.name) && selector.matches(o.metadata.labels));
-    return { apiVersion: hardwareDataApiVersion, kind: 'HardwareDataList', metadata: { resourceVersion }, items };
+    return { apiVersion: hardwareDataApiVersion, kind: 'HardwareDataList', metadata: { resourceVersion }, items: objects };
   }
 
   /** From the hub, once it has reached resourceVersion (kube's NotOlderThan; "0": whatever it holds). */
@@ -97,7 +98,7 @@ export class HardwareDataStore implements ReadableStore {
       this.read<BareMetalHost>(metal3Paths.bareMetalHosts, scope.host === undefined ? undefined : `metadata.namespace=${escapeFieldValue(scope.host.namespace)},metadata.name=${escapeFieldValue(scope.host.name)}`),
       this.read<HostDeployPolicy>(metal3Paths.hostDeployPolicies, scope.host === undefined ? undefined : `metadata.namespace=${escapeFieldValue(scope.host.namespace)}`),
       this.read<Namespace>(metal3Paths.namespaces, scope.namespace === undefined ? undefined : `metadata.name=${escapeFieldValue(scope.namespace)}`),
-      this.claims.list(scope.namespace, {}),
+      this.claims.list(scope.namespace, { selection: SelectionPredicate.everything() }),
     ]);
     const claimNamespaces = claimNamespacesOf(claims.items);
     const resourceVersion = oldest([hosts.resourceVersion, policies.resourceVersion, namespaces.resourceVersion, claims.metadata.resourceVersion]);
@@ -105,7 +106,7 @@ export class HardwareDataStore implements ReadableStore {
       const view = tenantView(namespace, policies.items, claimNamespaces);
       return hosts.items.map((host) => hardwareData(host, view, this.specSchema)).filter((o) => o !== undefined);
     });
-    return { objects: objects.map((o) => this.versioned(o, resourceVersion)).sort(byNamespaceAndName), resourceVersion };
+    return { objects: objects.map((o) => this.versioned(o, resourceVersion)).sort(compareStorageKeys), resourceVersion };
   }
 
   /** The hub's copy when it has the same content (same resourceVersion as watchers saw), else the read's revision. */
@@ -137,10 +138,4 @@ function oldest(resourceVersions: readonly (string | undefined)[]): string {
   const known = resourceVersions.map(revision).filter((rv) => rv >= 0n);
   if (known.length === 0) return '';
   return known.reduce((a, b) => (a < b ? a : b)).toString();
-}
-
-function byNamespaceAndName(a: ApiObject, b: ApiObject): number {
-  const ka = `${a.metadata.namespace ?? ''}/${a.metadata.name ?? ''}`;
-  const kb = `${b.metadata.namespace ?? ''}/${b.metadata.name ?? ''}`;
-  return ka < kb ? -1 : ka > kb ? 1 : 0;
 }

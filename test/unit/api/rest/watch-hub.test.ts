@@ -7,6 +7,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../../../../src/api/status.js';
+import { parseFieldSelector, parseLabelSelector } from '../../../../src/api/selectors.js';
+import { SelectionPredicate, selectableFields } from '../../../../src/api/rest/selection.js';
 import type { ApiObject } from '../../../../src/api/rest/types.js';
 import {
   WatchHub,
@@ -77,10 +79,8 @@ function describeEvent(event: WatchEventOut): string {
   }
 }
 
-const everything = (): boolean => true;
-
 function request(overrides: Partial<WatchRequest> = {}): WatchRequest {
-  return { matches: everything, allowBookmarks: false, ...overrides };
+  return { selection: SelectionPredicate.everything(), allowBookmarks: false, ...overrides };
 }
 
 function hubWith(options: Partial<WatchHubOptions> = {}): WatchHub {
@@ -96,8 +96,8 @@ function thrown(action: () => unknown): unknown {
   throw new Error('expected a throw');
 }
 
-function labelled(key: string, value: string): (o: ApiObject) => boolean {
-  return (o) => o.metadata.labels?.[key] === value;
+function labelled(key: string, value: string): SelectionPredicate {
+  return new SelectionPredicate(parseLabelSelector(`${key}=${value}`), parseFieldSelector('', selectableFields));
 }
 
 describe('cache state', () => {
@@ -132,6 +132,13 @@ describe('cache state', () => {
     expect(hub.stats().historyEvents).toBe(0);
   });
 
+  // The watch cache's B-tree is ordered by storage key (store_btree.go), i.e. the bytes of "<namespace>/<name>".
+  it('lists in storage-key order, where tenant-a comes before tenant', () => {
+    const hub = hubWith();
+    hub.reset('10', [obj('tenant', 'a', 1), obj('tenant-a', 'b', 2), obj('tenant-a', 'a', 3), obj('tenant0', 'a', 4)]);
+    expect(hub.list().map((o) => `${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`)).toEqual(['tenant-a/a', 'tenant-a/b', 'tenant/a', 'tenant0/a']);
+  });
+
   it('rejects a feed that is not in resourceVersion order', () => {
     const hub = hubWith();
     expect(() => {
@@ -157,7 +164,7 @@ describe('watch from resourceVersion unset (rule 1)', () => {
     hub.watch(
       request({
         namespace: 'ns',
-        matches: labelled('app', 'x'),
+        selection: labelled('app', 'x'),
         consistentStart: {
           resourceVersion: '12',
           objects: [obj('ns', 'a', 3, { app: 'x' }), obj('ns', 'b', 4), obj('other', 'c', 5, { app: 'x' })],
@@ -502,7 +509,7 @@ describe('selector transitions (rule 5)', () => {
     const hub = hubWith();
     hub.reset('10', [obj('ns', 'a', 5, { app: 'x' })]);
     const sink = new RecordingSink();
-    hub.watch(request({ resourceVersion: '10', matches: labelled('app', 'x') }), sink);
+    hub.watch(request({ resourceVersion: '10', selection: labelled('app', 'x') }), sink);
 
     hub.publish({ type: 'MODIFIED', object: obj('ns', 'a', 11, { app: 'x' }) }); // both match
     hub.publish({ type: 'MODIFIED', object: obj('ns', 'a', 12, { app: 'y' }) }); // leaves the selection
@@ -526,7 +533,7 @@ describe('selector transitions (rule 5)', () => {
     hub.publish({ type: 'MODIFIED', object: obj('ns', 'a', 11, { app: 'y' }) });
     hub.publish({ type: 'MODIFIED', object: obj('ns', 'a', 12, { app: 'x' }) });
     const sink = new RecordingSink();
-    hub.watch(request({ resourceVersion: '10', matches: labelled('app', 'x') }), sink);
+    hub.watch(request({ resourceVersion: '10', selection: labelled('app', 'x') }), sink);
     expect(sink.summary()).toEqual(['DELETED ns/a@11', 'ADDED ns/a@12']);
   });
 });
@@ -762,22 +769,33 @@ describe('namespaces', () => {
     expect(all.summary()).toEqual(['ADDED a/x@11', 'ADDED b/x@12', 'DELETED a/x@13']);
   });
 
+  it('replays only the watcher namespace from the history', () => {
+    const hub = hubWith();
+    hub.reset('10', []);
+    hub.publish({ type: 'ADDED', object: obj('tenant', 'x', 11) });
+    hub.publish({ type: 'ADDED', object: obj('tenant-a', 'x', 12) });
+    hub.publish({ type: 'ADDED', object: obj('tenant-b', 'y', 13) });
+    const namespaced = new RecordingSink();
+    const everywhere = new RecordingSink();
+    hub.watch(request({ resourceVersion: '10', namespace: 'tenant-a' }), namespaced);
+    hub.watch(request({ resourceVersion: '10' }), everywhere);
+    expect(namespaced.summary()).toEqual(['ADDED tenant-a/x@12']);
+    expect(everywhere.summary()).toEqual(['ADDED tenant/x@11', 'ADDED tenant-a/x@12', 'ADDED tenant-b/y@13']);
+  });
+
   it('only evaluates the watchers of the event namespace', () => {
     const hub = hubWith();
     hub.reset('10', []);
-    let evaluations = 0;
-    const counting = (): boolean => {
-      evaluations++;
-      return true;
-    };
+    const counting = new SelectionPredicate(parseLabelSelector(''), parseFieldSelector('', selectableFields));
+    const evaluations = vi.spyOn(counting, 'matches');
     const sinks: RecordingSink[] = [];
     for (let i = 0; i < 1000; i++) {
       const sink = new RecordingSink();
       sinks.push(sink);
-      hub.watch(request({ resourceVersion: '10', namespace: `ns-${i}`, matches: counting }), sink);
+      hub.watch(request({ resourceVersion: '10', namespace: `ns-${i}`, selection: counting }), sink);
     }
     hub.publish({ type: 'ADDED', object: obj('ns-7', 'x', 11) });
-    expect(evaluations).toBe(1);
+    expect(evaluations).toHaveBeenCalledTimes(1);
     expect(sinks.filter((s) => s.events.length > 0)).toEqual([sinks[7]]);
     expect(hub.stats().watchers).toBe(1000);
   });

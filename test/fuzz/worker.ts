@@ -11,6 +11,9 @@ import { REFERENCE_GROUP, SERVED_GROUP, toReference } from '../support/reference
 import { bodyBytes, resolve, WRITE_METHODS, type FuzzCase, type Placeholders } from './model.js';
 import type { Observation, Outcome } from './oracle.js';
 
+const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+const isTerminating = (snapshot: Snapshot): boolean => (snapshot.object.metadata as { deletionTimestamp?: string } | undefined)?.deletionTimestamp !== undefined;
+
 const REQUEST_TIMEOUT_MS = 20_000;
 const ADMIN: Identity = { user: 'fuzz-admin', groups: ['system:masters'] };
 
@@ -90,6 +93,10 @@ export class Worker {
     const known = this.#known[side];
     if (known !== undefined) return known;
     let found = await this.#read(side, this.placeholders.obj);
+    if (found !== undefined && isTerminating(found)) {
+      await this.#finishDeletion(side);
+      found = undefined;
+    }
     if (found === undefined) {
       const group = side === 'ours' ? SERVED_GROUP : REFERENCE_GROUP;
       const claim = { apiVersion: `${group}/v1alpha1`, kind: 'HostClaim', metadata: { name: this.placeholders.obj, labels: { 'fuzz-worker': this.placeholders.worker } }, spec: { poweredOn: false } };
@@ -100,6 +107,16 @@ export class Worker {
     }
     this.#known[side] = found;
     return found;
+  }
+
+  /**
+   * A case may have deleted the target with finalizers left on it (its own,
+   * or foregroundDeletion/orphan): it would vanish during a later case.
+   */
+  async #finishDeletion(side: Side): Promise<void> {
+    const path = this.#objectPath('ours', this.placeholders.obj);
+    await this.#admin(side, { method: 'PATCH', path, headers: { 'Content-Type': 'application/merge-patch+json' }, body: '{"metadata":{"finalizers":null}}' });
+    for (let attempt = 0; attempt < 100 && (await this.#read(side, this.placeholders.obj)) !== undefined; attempt++) await delay(100);
   }
 
   /**
@@ -118,7 +135,8 @@ export class Worker {
     const { status: _statusAfter, metadata: metaAfter, ...restAfter } = after.object;
     const stable = (meta: unknown): string => JSON.stringify({ ...(meta as Record<string, unknown>), resourceVersion: undefined, managedFields: undefined });
     if (!statusWrite && stable(metaBefore) === stable(metaAfter) && JSON.stringify(restBefore) === JSON.stringify(restAfter)) return undefined;
-    return 'resourceVersion moved';
+    const fields = [...new Set([...Object.keys(before.object), ...Object.keys(after.object)])].filter((key) => JSON.stringify(before.object[key]) !== JSON.stringify(after.object[key]));
+    return `resourceVersion moved (${fields.join(', ')} differ)`;
   }
 
   /** Objects a case created are removed, so that a long run does not grow the store. */

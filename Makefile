@@ -61,6 +61,10 @@ integration: deps build controlplane bmo ## integration and e2e tests against th
 test: deps lint typecheck unit integration ## every check and test
 	@tsx test/support/summary.ts $(REPORTS)/unit.json $(REPORTS)/integration.json
 
+.PHONY: fuzz
+fuzz: deps build controlplane ## fuzz every parsed input against kube's answers (FUZZ_RUNS=100000 FUZZ_SEED=20260515; see docs/reliability.md)
+	tsx test/fuzz/cli.ts
+
 .PHONY: dev
 dev: deps build controlplane bmo ## run everything locally until Ctrl-C (see README)
 	tsx test/controlplane/cli.ts dev

@@ -8,6 +8,8 @@
  *   authorizes and proxies as in production.
  * - `direct`: to hostclaim-apiserver's own port with the front-proxy client
  *   certificate and X-Remote-* headers, as the aggregator would send.
+ * - `directToKube`: the same front-proxy request to kube-apiserver, which
+ *   trusts that certificate too: kube's answer for the direct path.
  */
 import { readFile } from 'node:fs/promises';
 import type { OutgoingHttpHeaders } from 'node:http';
@@ -41,6 +43,7 @@ export interface Identity {
 export interface RawClients {
   viaAggregator(kubeconfigPath: string, request: RawRequest): Promise<RawResponse>;
   direct(identity: Identity, request: RawRequest): Promise<RawResponse>;
+  directToKube(identity: Identity, request: RawRequest): Promise<RawResponse>;
 }
 
 interface TlsCredentials {
@@ -89,16 +92,24 @@ export async function rawClients(env: DevEnvironment): Promise<RawClients> {
       return send({ host: server.hostname, port: Number(server.port), ca, cert, key }, request);
     },
     direct(identity, request) {
-      const headers: OutgoingHttpHeaders = {
-        'X-Remote-User': identity.user,
-        'X-Remote-Group': [...(identity.groups ?? []), 'system:authenticated'],
-        ...request.headers,
-      };
       return send(
         { host: serverUrl.hostname, port: Number(serverUrl.port), ca: env.aggregatedServerCaPem, cert: frontProxy.cert, key: frontProxy.key, servername: 'localhost' },
-        { ...request, headers },
+        { ...request, headers: frontProxyHeaders(identity, request) },
       );
     },
+    async directToKube(identity, request) {
+      const { ca } = await credentials(env.adminKubeconfigPath);
+      return send({ host: server.hostname, port: Number(server.port), ca, cert: frontProxy.cert, key: frontProxy.key }, { ...request, headers: frontProxyHeaders(identity, request) });
+    },
+  };
+}
+
+/** The identity as the aggregator asserts it; the request's own headers win (hostile-input tests forge them). */
+function frontProxyHeaders(identity: Identity, request: RawRequest): OutgoingHttpHeaders {
+  return {
+    'X-Remote-User': identity.user,
+    'X-Remote-Group': [...(identity.groups ?? []), 'system:authenticated'],
+    ...request.headers,
   };
 }
 

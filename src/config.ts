@@ -16,7 +16,12 @@ export interface ServerConfig {
   readonly maxRequestsInflight: number;
   readonly maxMutatingRequestsInflight: number;
   readonly shutdownTimeoutSeconds: number;
+  /** The controllers this replica may run (kube-controller-manager's `--controllers`): today only the binder. */
+  readonly controllers: ReadonlySet<ControllerName>;
 }
+
+export const controllerNames = ['binder'] as const;
+export type ControllerName = (typeof controllerNames)[number];
 
 export function parseConfig(argv: readonly string[]): ServerConfig {
   const { values } = parseArgs({
@@ -34,6 +39,7 @@ export function parseConfig(argv: readonly string[]): ServerConfig {
       'max-requests-inflight': { type: 'string', default: '400' },
       'max-mutating-requests-inflight': { type: 'string', default: '200' },
       'shutdown-timeout-seconds': { type: 'string', default: '30' },
+      controllers: { type: 'string', default: '*' },
     },
   });
   const certFile = values['tls-cert-file'];
@@ -53,7 +59,24 @@ export function parseConfig(argv: readonly string[]): ServerConfig {
     maxRequestsInflight: positiveInteger('max-requests-inflight', values['max-requests-inflight']),
     maxMutatingRequestsInflight: positiveInteger('max-mutating-requests-inflight', values['max-mutating-requests-inflight']),
     shutdownTimeoutSeconds: positiveInteger('shutdown-timeout-seconds', values['shutdown-timeout-seconds']),
+    controllers: enabledControllers(values.controllers),
   };
+}
+
+/**
+ * kube-controller-manager's list syntax: `*` enables every controller,
+ * `name` one, `-name` disables one (e.g. `--controllers=*,-binder` for a
+ * replica that only serves the API).
+ */
+function enabledControllers(list: string): ReadonlySet<ControllerName> {
+  const items = list.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  for (const item of items) {
+    const name = item.replace(/^-/, '');
+    if (item !== '*' && !(controllerNames as readonly string[]).includes(name)) {
+      throw new Error(`--controllers: unknown controller "${name}"; known: ${controllerNames.join(', ')}`);
+    }
+  }
+  return new Set(controllerNames.filter((name) => items.includes(name) || (items.includes('*') && !items.includes(`-${name}`))));
 }
 
 function positiveInteger(flag: string, value: string): number {

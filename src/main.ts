@@ -74,7 +74,7 @@ async function main(): Promise<void> {
   const hardwareData = hardwareDataStore(client, hostClaims, schemaSource, logger);
   hardwareData.feed.start();
 
-  const binder = startBinder(client, config, logger);
+  const binder = config.controllers.has('binder') ? startBinder(client, config, logger) : undefined;
 
   let shuttingDown = false;
   health.addReadiness({ name: 'shutdown', check: () => (shuttingDown ? 'shutting down' : undefined) });
@@ -110,7 +110,7 @@ async function main(): Promise<void> {
     // Watches end first so clients reconnect elsewhere; then in-flight requests drain.
     hostClaims.hub.stop();
     hardwareData.feed.hub.stop();
-    await binder.stop();
+    await binder?.stop();
     await server.shutdown(config.shutdownTimeoutSeconds * 1000);
     hardwareData.feed.stop();
     hostClaims.stop();

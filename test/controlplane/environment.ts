@@ -38,6 +38,12 @@ export interface DevEnvironmentOptions {
   binDir?: string;
   /** Also run metal3's baremetal-operator with its fixture provisioner (see baremetal-operator.ts). */
   bareMetalOperator?: boolean;
+  /**
+   * The server's `--controllers` (default `*`). API conformance tests run
+   * `*,-binder`: they compare exact resourceVersions with kube-apiserver's,
+   * and the binder writes claim status concurrently.
+   */
+  controllers?: string;
 }
 
 export interface StopServerOptions {
@@ -140,6 +146,7 @@ class LocalDevEnvironment implements DevEnvironment {
   readonly #serverEntry: string;
   readonly #keepLogs: boolean;
   readonly #withBareMetalOperator: boolean;
+  readonly #controllers: string;
   #bareMetalOperator: BareMetalOperator | undefined;
   readonly #log: (line: string) => void;
   #aggregatedServerCaPem = '';
@@ -167,6 +174,7 @@ class LocalDevEnvironment implements DevEnvironment {
     this.#serverEntry = path.resolve(repoPath(), options.serverEntry);
     this.#keepLogs = options.keepLogs ?? false;
     this.#withBareMetalOperator = options.bareMetalOperator ?? false;
+    this.#controllers = options.controllers ?? '*';
     this.#log = options.log ?? (() => undefined);
   }
 
@@ -335,6 +343,7 @@ class LocalDevEnvironment implements DevEnvironment {
       `--tls-cert-file=${this.servingCertPath}`,
       `--tls-private-key-file=${this.servingKeyPath}`,
       `--kubeconfig=${this.serverKubeconfigPath}`,
+      `--controllers=${this.#controllers}`,
     ];
   }
 

@@ -96,7 +96,7 @@ function record(what: string, text: string): void {
 }
 
 beforeAll(async () => {
-  env = await startDevEnvironment({ workDir: path.join(os.tmpdir(), `conformance-${process.pid}`), serverEntry: 'dist/src/main.js', binDir });
+  env = await startDevEnvironment({ workDir: path.join(os.tmpdir(), `conformance-${process.pid}`), serverEntry: 'dist/src/main.js', binDir, controllers: '*,-binder' });
   tenantA = await credentialsOf(env.tenantKubeconfigPaths['tenant-a']);
 });
 

@@ -176,7 +176,7 @@ function expectAllChecksPassed(result: RunResult, summary: GoClientSummary): voi
 beforeAll(async () => {
   // Build first: a failing Go build should not cost a control-plane start.
   goclient = await buildGoClient();
-  env = await startDevEnvironment({ workDir: path.join(os.tmpdir(), `goclient-${process.pid}`), serverEntry: 'dist/src/main.js', binDir });
+  env = await startDevEnvironment({ workDir: path.join(os.tmpdir(), `goclient-${process.pid}`), serverEntry: 'dist/src/main.js', binDir, controllers: '*,-binder' });
   const seed = `apiVersion: tenancy.metal3.io/v1alpha1
 kind: HostClaim
 metadata:

@@ -21,7 +21,7 @@ const claimName = 'target';
 const object = `${collection}/${claimName}`;
 
 beforeAll(async () => {
-  env = await startDevEnvironment({ workDir: path.join(os.tmpdir(), `hostile-bodies-${process.pid}`), serverEntry: 'dist/src/main.js', binDir });
+  env = await startDevEnvironment({ workDir: path.join(os.tmpdir(), `hostile-bodies-${process.pid}`), serverEntry: 'dist/src/main.js', binDir, controllers: '*,-binder' });
   await installReferenceCrd(env);
   raw = await rawClients(env);
   for (const target of [collection, toReference(collection)]) {

@@ -43,7 +43,7 @@ interface ListBody {
 }
 
 beforeAll(async () => {
-  env = await startDevEnvironment({ workDir: path.join(os.tmpdir(), `selection-${process.pid}`), serverEntry: 'dist/src/main.js', binDir, controllers: '*,-binder' });
+  env = await startDevEnvironment({ workDir: path.join(os.tmpdir(), `selection-${process.pid}`), serverEntry: 'dist/src/main.js', binDir });
   raw = await rawClients(env);
   await installReferenceCrd(env);
   await installMetal3Crds();

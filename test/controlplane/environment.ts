@@ -22,6 +22,7 @@ import { startProcess, type ManagedProcess } from './processes.js';
 import {
   DEFAULT_SERVICE_NAME,
   DEFAULT_SERVICE_NAMESPACE,
+  installDevOverlay,
   registerAggregatedServer,
   waitForAPIServiceAvailable,
 } from './register.js';
@@ -192,9 +193,8 @@ class LocalDevEnvironment implements DevEnvironment {
 
   async start(): Promise<void> {
     const cp = this.controlPlane;
-    for (const manifest of [['rbac.yaml'], ['aggregated-roles.yaml'], ['dev', 'tenants.yaml']]) {
-      await cp.applyFile(repoPath('deploy', ...manifest));
-    }
+    // deploy/overlays/dev: what an admin's `kubectl apply -k` installs, minus the pods (see there).
+    await installDevOverlay(cp);
     // Before the server, so the metal3.io CRDs it reads already exist.
     if (this.#withBareMetalOperator) {
       this.#bareMetalOperator = await startBareMetalOperator({ controlPlane: cp, logDir: this.logDir, log: this.#log });

@@ -1,7 +1,7 @@
-// Registers a hostclaim-apiserver running on 127.0.0.1 with the aggregator,
-// from the template deploy/dev/apiservice.yaml.
-import fs from 'node:fs/promises';
-import { parseAllDocuments } from 'yaml';
+// Installs deploy/overlays/dev (kubectl kustomize, as an admin would) and
+// registers a hostclaim-apiserver running on 127.0.0.1 with the aggregator
+// through the APIService it contains.
+import { parseAllDocuments, type Document } from 'yaml';
 import type { ControlPlane } from './controlplane.js';
 import { repoPath } from './paths.js';
 import { pollUntil } from './wait.js';
@@ -9,14 +9,13 @@ import { pollUntil } from './wait.js';
 export const API_SERVICE_NAME = 'v1alpha1.tenancy.metal3.io';
 export const DEFAULT_SERVICE_NAMESPACE = 'hostclaim-system';
 export const DEFAULT_SERVICE_NAME = 'hostclaim-apiserver';
+export const DEV_OVERLAY_DIR = repoPath('deploy', 'overlays', 'dev');
 
 export interface AggregatedServerRegistration {
   /** Port the server listens on at 127.0.0.1. */
   port: number;
   /** PEM CA bundle that verifies the server's certificate; may hold several CAs (rotation). */
   caBundlePem: string;
-  serviceNamespace?: string;
-  serviceName?: string;
 }
 
 export interface APIServiceCondition {
@@ -30,36 +29,45 @@ interface APIServiceStatus {
   status?: { conditions?: APIServiceCondition[] };
 }
 
-const templatePath = repoPath('deploy', 'dev', 'apiservice.yaml');
-
-/** Applies the Namespace, ExternalName Service and APIService; re-applying updates port and caBundle. */
-export async function registerAggregatedServer(cp: ControlPlane, registration: AggregatedServerRegistration): Promise<void> {
-  await cp.apply(await renderRegistration(registration));
+/** `kubectl kustomize <dir>`: the documents an admin's `kubectl apply -k <dir>` would apply. */
+export async function renderKustomization(cp: ControlPlane, dir: string): Promise<string> {
+  const result = await cp.kubectl(['kustomize', dir]);
+  if (result.code !== 0) throw new Error(`kubectl kustomize ${dir} failed (${result.code}): ${result.stderr.trim()}`);
+  return result.stdout;
 }
 
-async function renderRegistration(registration: AggregatedServerRegistration): Promise<string> {
-  const namespace = registration.serviceNamespace ?? DEFAULT_SERVICE_NAMESPACE;
-  const name = registration.serviceName ?? DEFAULT_SERVICE_NAME;
-  const documents = parseAllDocuments(await fs.readFile(templatePath, 'utf8'));
+/**
+ * Server-side applies what deploy/overlays/dev renders (namespace,
+ * ServiceAccount, RBAC, tenant roles, sample tenants, ExternalName Service,
+ * availability objects) except the APIService: registerAggregatedServer()
+ * applies that once the local server is ready, so the aggregator's first
+ * availability check finds it serving.
+ */
+export async function installDevOverlay(cp: ControlPlane): Promise<void> {
+  const documents = await renderDevOverlay(cp);
+  await cp.apply(documents.filter((document) => !isAPIService(document)).map(String).join('---\n'));
+}
+
+/** Applies the dev overlay's APIService pointing at the local server; re-applying updates port and caBundle (rotation). */
+export async function registerAggregatedServer(cp: ControlPlane, registration: AggregatedServerRegistration): Promise<void> {
+  const apiServices = (await renderDevOverlay(cp)).filter(isAPIService);
+  if (apiServices.length !== 1) throw new Error(`${DEV_OVERLAY_DIR}: expected one APIService ${API_SERVICE_NAME}, found ${apiServices.length}`);
+  const [apiService] = apiServices as [Document];
+  apiService.setIn(['spec', 'service', 'port'], registration.port);
+  apiService.setIn(['spec', 'caBundle'], Buffer.from(registration.caBundlePem).toString('base64'));
+  await cp.apply(apiService.toString());
+}
+
+async function renderDevOverlay(cp: ControlPlane): Promise<Document[]> {
+  const documents = parseAllDocuments(await renderKustomization(cp, DEV_OVERLAY_DIR));
   for (const document of documents) {
-    if (document.errors.length > 0) throw new Error(`${templatePath}: ${document.errors.join('; ')}`);
-    switch (document.get('kind')) {
-      case 'Namespace':
-        document.setIn(['metadata', 'name'], namespace);
-        break;
-      case 'Service':
-        document.setIn(['metadata', 'namespace'], namespace);
-        document.setIn(['metadata', 'name'], name);
-        break;
-      case 'APIService':
-        document.setIn(['spec', 'service'], { namespace, name, port: registration.port });
-        document.setIn(['spec', 'caBundle'], Buffer.from(registration.caBundlePem).toString('base64'));
-        break;
-      default:
-        throw new Error(`${templatePath}: unexpected kind ${String(document.get('kind'))}`);
-    }
+    if (document.errors.length > 0) throw new Error(`${DEV_OVERLAY_DIR}: ${document.errors.join('; ')}`);
   }
-  return documents.map((document) => document.toString()).join('---\n');
+  return documents;
+}
+
+function isAPIService(document: Document): boolean {
+  return document.get('kind') === 'APIService' && document.getIn(['metadata', 'name']) === API_SERVICE_NAME;
 }
 
 /** The APIService's Available condition, or undefined before the aggregator has set one. */

@@ -110,7 +110,7 @@ describe('real control plane', () => {
   });
 
   it('applies YAML server-side and aggregates labelled ClusterRoles into admin/edit/view', async () => {
-    await cp.applyFile(repoPath('deploy', 'aggregated-roles.yaml'));
+    await cp.applyFile(repoPath('deploy', 'base', 'aggregated-roles.yaml'));
     for (const role of ['admin', 'edit', 'view']) {
       await pollUntil(
         `ClusterRole ${role} to include tenancy.metal3.io rules`,

@@ -16,7 +16,7 @@ export const REFERENCE_GROUP = 'reference.tenancy.test';
 
 /**
  * Installs the CRD and gives every tenant in its own namespace exactly what
- * deploy/aggregated-roles.yaml gives on ours (no status, no other verbs), so
+ * deploy/base/aggregated-roles.yaml gives on ours (no status, no other verbs), so
  * authorization answers compare too.
  */
 export async function installReferenceCrd(env: DevEnvironment): Promise<void> {

@@ -55,10 +55,24 @@ export function mediaType(req: IncomingMessage): string {
   return range === undefined ? '' : `${range.type}/${range.subtype}`;
 }
 
+/**
+ * A decoded body and what kube's strict decoding says about it: repeated
+ * keys, which decoding loses. The caller applies fieldValidation (refuse
+ * under Strict, warn under Warn, nothing under Ignore).
+ */
+export interface DecodedDocument {
+  readonly value: unknown;
+  /** kube's strict-decoding error text for repeated keys (JSON: `duplicate field "a"` each; YAML: goyaml's one error), or empty. */
+  readonly strictErrors: readonly string[];
+}
+
 /** A JSON (or YAML, which kube also accepts for objects) object body. */
-export async function decodeObject(text: string, type: string): Promise<unknown> {
+export async function decodeObject(text: string, type: string): Promise<DecodedDocument> {
   // kube reads a body without Content-Type as JSON.
-  if (type === 'application/json' || type === '') return parseJson(text);
+  if (type === 'application/json' || type === '') {
+    const value = parseJson(text);
+    return { value, strictErrors: duplicateFields(text).map((path) => `duplicate field "${path}"`) };
+  }
   if (type === 'application/yaml' || type === patchTypes.apply) return parseYamlDocument(text);
   throw unsupportedMediaType(['application/json', 'application/yaml']);
 }
@@ -92,19 +106,34 @@ export function checkJsonPatchSize(patch: unknown): void {
   }
 }
 
-async function parseYamlDocument(text: string): Promise<unknown> {
-  // JSON is YAML, and what clients send as apply configurations: decode it here, without the worker.
+async function parseYamlDocument(text: string): Promise<DecodedDocument> {
+  // JSON is YAML, and what clients send as apply configurations: decode it here, without the worker,
+  // unless it repeats a key (rare): goyaml's complaint names lines, which the worker knows.
   const json = text.trimStart().startsWith('{') ? jsonOrUndefined(text) : undefined;
-  if (json !== undefined) {
+  if (json !== undefined && duplicateFields(text).length === 0) {
     checkJsonDepth(text);
-    const repeated = duplicateFields(text);
-    if (repeated.length > 0) throw badRequest(`error decoding YAML: ${repeated.map((path) => `key "${path}" already set in map`).join(', ')}`);
-    return json;
+    return { value: json, strictErrors: [] };
   }
   const decoded = await decodeYamlOffThread(text, { maxDepth: bodyLimits.maxDepth, maxOutputBytes: bodyLimits.maxBodyBytes });
-  // Repeated keys are errors, as in kube's strict decoding.
-  if (decoded.duplicates.length > 0) throw badRequest(`error decoding YAML: yaml: unmarshal errors:\n  ${decoded.duplicates.join('\n  ')}`);
-  return JSON.parse(decoded.json) as unknown;
+  const strictErrors = decoded.duplicates.length === 0 ? [] : [`${yamlUnmarshalErrors}${decoded.duplicates.map((d) => `  ${d}`).join('\n')}`];
+  return { value: JSON.parse(decoded.json) as unknown, strictErrors };
+}
+
+/** goyaml's prefix for its list of unmarshal errors; kube strips it to make one warning per line. */
+const yamlUnmarshalErrors = 'yaml: unmarshal errors:\n';
+
+/**
+ * The Warning texts kube sends for strict-decoding errors under
+ * fieldValidation=Warn (k8s.io/apiserver endpoints/handlers rest.go
+ * addStrictDecodingWarnings, parseYAMLWarnings): one per line of a YAML
+ * error list, the error itself otherwise.
+ */
+export function strictDecodingWarnings(errors: readonly string[]): string[] {
+  return errors.flatMap((error) => {
+    const prefix = [yamlUnmarshalErrors, `error converting YAML to JSON: ${yamlUnmarshalErrors}`].find((p) => error.startsWith(p));
+    const list = prefix === undefined ? undefined : error.slice(prefix.length);
+    return list === undefined ? [error] : list.split('\n').map((line) => line.trim());
+  });
 }
 
 function jsonOrUndefined(text: string): unknown {

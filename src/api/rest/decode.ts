@@ -10,7 +10,7 @@ import { requestUser } from '../../server/context.js';
 import { invalid, type FieldError } from '../field-errors.js';
 import { decodeObjectMeta, MetaDecodeError, resetForUpdate, validateObjectMetaCreate, validateObjectMetaUpdate } from '../object-meta.js';
 import { badRequest } from '../status.js';
-import { decodeObject, duplicateFields, mediaType, readBody } from './body.js';
+import { decodeObject, mediaType, readBody, strictDecodingWarnings } from './body.js';
 import type { WriteCall } from './contracts.js';
 import type { WriteParameters } from './query.js';
 import type { ApiObject } from './types.js';
@@ -23,27 +23,24 @@ export interface DecodedBody {
 
 /**
  * Decodes a create/update body, applying kube's strict-decoding rule for
- * repeated fields, which are lost once the body is parsed and re-encoded
+ * repeated keys, which are lost once the body is parsed and re-encoded
  * for the record. (Unknown fields are the record's CRD's business: kube
  * reports them with the same wording.)
  */
 export async function decodeBody(call: WriteCall, write: WriteParameters): Promise<DecodedBody> {
   const text = await readBody(call.req);
-  const type = mediaType(call.req);
-  const object = await decodeObjectBody(call, text, type);
-  const duplicates = type === 'application/json' || type === '' ? duplicateFields(text) : [];
-  if (duplicates.length === 0 || write.fieldValidation === 'Ignore') return { object, warnings: [] };
-  const problems = duplicates.map((path) => `duplicate field "${path}"`);
-  if (write.fieldValidation === 'Strict') throw cannotBeHandled(call, `strict decoding error: ${problems.join(', ')}`);
-  return { object, warnings: problems.map((p) => `299 - ${JSON.stringify(p)}`) };
+  const { object, strictErrors } = await decodeObjectBody(call, text, mediaType(call.req));
+  if (strictErrors.length === 0 || write.fieldValidation === 'Ignore') return { object, warnings: [] };
+  if (write.fieldValidation === 'Strict') throw cannotBeHandled(call, `strict decoding error: ${strictErrors.join(', ')}`);
+  return { object, warnings: strictDecodingWarnings(strictErrors).map((w) => `299 - ${JSON.stringify(w)}`) };
 }
 
-export async function decodeObjectBody(call: WriteCall, text: string, type: string): Promise<ApiObject> {
-  const body = await decodeObject(text, type);
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('the body of the request must be an object');
-  const object = withTypedMetadata(call, body as Record<string, unknown>);
+async function decodeObjectBody(call: WriteCall, text: string, type: string): Promise<{ object: ApiObject; strictErrors: readonly string[] }> {
+  const { value, strictErrors } = await decodeObject(text, type);
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw badRequest('the body of the request must be an object');
+  const object = withTypedMetadata(call, value as Record<string, unknown>);
   checkTypeMeta(call, object);
-  return object;
+  return { object, strictErrors };
 }
 
 /** The 400 kube answers for a body it cannot decode (transformDecodeError). */

@@ -10,7 +10,7 @@ import jsonPatch from 'fast-json-patch';
 import { invalid, invalidValue } from '../field-errors.js';
 import { decodeObjectMeta, MetaDecodeError } from '../object-meta.js';
 import { ApiError, badRequest, conflict, optimisticLockMessage, unsupportedMediaType } from '../status.js';
-import { checkJsonPatchSize, decodeObject, mediaType, parseJson, patchTypes, readBody } from './body.js';
+import { checkJsonPatchSize, decodeObject, mediaType, parseJson, patchTypes, readBody, strictDecodingWarnings } from './body.js';
 import type { WriteCall } from './contracts.js';
 import { admitCreate, admitUpdate, checkTypeMeta, subresourceOf, withTypedMetadata } from './decode.js';
 import { parseWriteParameters, type WriteParameters } from './query.js';
@@ -164,7 +164,7 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
 }
 
 async function applyObject(call: WriteCall, text: string, write: WriteParameters): Promise<void> {
-  const decoded = await decodeObject(text, patchTypes.apply);
+  const { value: decoded, strictErrors } = await decodeObject(text, patchTypes.apply);
   if (decoded === null || typeof decoded !== 'object' || Array.isArray(decoded)) throw badRequest('the apply configuration must be an object');
   const rawMetadata = (decoded as Record<string, unknown>)['metadata'];
   const configuration = withTypedMetadata(call, decoded as Record<string, unknown>);
@@ -188,9 +188,24 @@ async function applyObject(call: WriteCall, text: string, write: WriteParameters
   const result: ApiObject = { ...configuration, metadata: { ...current?.metadata, ...configuration.metadata } };
   if (current === undefined) await admitCreate(call, result);
   else await admitUpdate(call, result, current);
+  const decodingWarnings = applyStrictDecoding(strictErrors, write);
   const applied = await call.resource.store.apply(call.info.namespace, call.info.name, configuration, subresourceOf(call), write);
-  sendWarnings(call.res, applied.warnings);
-  respondObject(call.req, call.res, 200, applied.object, call.resource.strategy);
+  sendWarnings(call.res, [...decodingWarnings, ...applied.warnings]);
+  // An apply that creates the object answers 201, as a create does.
+  respondObject(call.req, call.res, current === undefined ? 201 : 200, applied.object, call.resource.strategy);
+}
+
+/**
+ * kube's applyPatcher decodes the configuration leniently, then once the
+ * apply has succeeded decodes it again strictly (sigs.k8s.io/yaml
+ * UnmarshalStrict): repeated keys refuse it under Strict and are warnings
+ * under Warn.
+ */
+function applyStrictDecoding(strictErrors: readonly string[], write: WriteParameters): string[] {
+  if (strictErrors.length === 0 || write.fieldValidation === 'Ignore') return [];
+  const errors = strictErrors.map((error) => `error converting YAML to JSON: ${error}`);
+  if (write.fieldValidation === 'Strict') throw badRequest(`error strict decoding YAML: ${errors.join(', ')}`);
+  return strictDecodingWarnings(errors).map((w) => `299 - ${JSON.stringify(w)}`);
 }
 
 async function currentOrUndefined(call: WriteCall): Promise<ApiObject | undefined> {

@@ -41,6 +41,8 @@ export interface BodyRequest {
   readonly maxOutputBytes: number;
   /** The kind's object schema: unknown fields are pruned and reported. */
   readonly schema?: PruneSchema;
+  /** A merge patch: a null under an unknown field deletes nothing and is dropped silently. */
+  readonly mergePatch?: boolean;
 }
 
 export type BodyFailure = 'invalid' | 'tooDeep' | 'tooLarge';
@@ -198,7 +200,7 @@ export function decodeBody(request: BodyRequest): BodyAnswer {
     const json = request.format === 'yaml' ? undefined : parseJson(request.text);
     if (json !== undefined && 'error' in json && request.format === 'json') return { id: request.id, failure: 'invalid', message: json.error };
     const decoded = json !== undefined && 'value' in json ? { value: json.value, duplicates: [] } : decodeYaml(request.text, request.maxDepth);
-    const { value, unknownFields } = request.schema === undefined ? { value: decoded.value, unknownFields: [] } : pruneUnknownFields(decoded.value, request.schema);
+    const { value, unknownFields } = request.schema === undefined ? { value: decoded.value, unknownFields: [] } : pruneUnknownFields(decoded.value, request.schema, request.mergePatch === true);
     const text = JSON.stringify(value);
     if (text.length > request.maxOutputBytes) {
       throw new YamlError('tooLarge', `Request entity too large: limit is ${request.maxOutputBytes}`);
@@ -233,23 +235,30 @@ const metaFields = new Set(['apiVersion', 'kind', 'metadata']);
 /**
  * `value` (the object a body decodes to) without the fields kube's pruning
  * removes, and their paths sorted as Go's sort.Strings sorts them. A copy:
- * YAML aliases share values, which may sit under different schemas.
+ * YAML aliases share values, which may sit under different schemas. What
+ * is not an object is no object of the kind, and left to the caller.
  */
-export function pruneUnknownFields(value: JsonValue, schema: PruneSchema): { value: JsonValue; unknownFields: string[] } {
+export function pruneUnknownFields(value: JsonValue, schema: PruneSchema, mergePatch = false): { value: JsonValue; unknownFields: string[] } {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return { value, unknownFields: [] };
   const unknownFields: string[] = [];
-  const result = prune(value, { ...schema, 'x-kubernetes-embedded-resource': true }, '', unknownFields);
+  const result = prune(value, { ...schema, 'x-kubernetes-embedded-resource': true }, '', { unknownFields, mergePatch });
   // Byte order, as Go compares strings (UTF-16 order differs beyond the BMP).
   unknownFields.sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
   return { value: result, unknownFields };
 }
 
-function prune(value: JsonValue, schema: PruneSchema | undefined, path: string, unknownFields: string[]): JsonValue {
+interface Pruning {
+  readonly unknownFields: string[];
+  readonly mergePatch: boolean;
+}
+
+function prune(value: JsonValue, schema: PruneSchema | undefined, path: string, pruning: Pruning): JsonValue {
   const preserve = schema?.['x-kubernetes-preserve-unknown-fields'] === true;
   if (Array.isArray(value)) {
     // Items of a preserved list are preserved too (kube's skipPrune).
     const items = preserve ? (schema.items === undefined ? undefined : { ...schema.items, 'x-kubernetes-preserve-unknown-fields': true }) : schema?.items;
     if (preserve && items === undefined) return value;
-    return value.map((item, index) => prune(item, items, `${path}[${index}]`, unknownFields));
+    return value.map((item, index) => prune(item, items, `${path}[${index}]`, pruning));
   }
   if (value === null || typeof value !== 'object') return value;
   const result: Record<string, JsonValue> = {};
@@ -257,9 +266,9 @@ function prune(value: JsonValue, schema: PruneSchema | undefined, path: string, 
     const childPath = path === '' ? key : `${path}.${key}`;
     const known = schema?.properties?.[key] ?? additional(schema);
     if (schema?.['x-kubernetes-embedded-resource'] === true && metaFields.has(key)) result[key] = child;
-    else if (known !== undefined) result[key] = prune(child, known, childPath, unknownFields);
+    else if (known !== undefined) result[key] = prune(child, known, childPath, pruning);
     else if (preserve) result[key] = child;
-    else unknownFields.push(childPath);
+    else if (!(pruning.mergePatch && child === null)) pruning.unknownFields.push(childPath);
   }
   return result;
 }

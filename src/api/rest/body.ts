@@ -13,7 +13,7 @@ import { ApiError, badRequest, unsupportedMediaType } from '../status.js';
 import { parseMediaRange } from '../negotiation.js';
 import { duplicateFields, jsonDepth } from './json-scan.js';
 import { pruneUnknownFields, type PruneSchema } from './body-worker.js';
-import { decodeOffThread } from './body-decoder.js';
+import { decodeOffThread, type DecodeOptions } from './body-decoder.js';
 
 export { duplicateFields } from './json-scan.js';
 
@@ -68,32 +68,47 @@ export function mediaType(req: IncomingMessage): string {
  */
 export interface DecodedDocument {
   readonly value: unknown;
-  /** kube's strict-decoding error texts, repeated keys first (JSON: `duplicate field "a"` each; YAML: goyaml's one error), then `unknown field "spec.x"`. */
-  readonly strictErrors: readonly string[];
+  /** kube's strict-decoding errors for repeated keys (JSON: `duplicate field "a"` each; YAML: goyaml's one error). */
+  readonly duplicates: readonly string[];
+  /** Paths of the fields pruned as unknown, sorted (`spec.list[0].x`). */
+  readonly unknownFields: readonly string[];
 }
 
-/** A JSON (or YAML, which kube also accepts for objects) object body, pruned to `schema` when given. */
-export async function decodeObject(text: string, type: string, schema?: PruneSchema): Promise<DecodedDocument> {
+export interface PruneOptions {
+  /** The kind's object schema: unknown fields are pruned and reported. */
+  readonly schema?: PruneSchema;
+  /** The body is a merge patch: a null under an unknown field deletes nothing and is dropped silently. */
+  readonly mergePatch?: boolean;
+}
+
+/** A JSON (or YAML, which kube also accepts for objects) object body. */
+export async function decodeObject(text: string, type: string, options: PruneOptions = {}): Promise<DecodedDocument> {
   // kube reads a body without Content-Type as JSON.
-  if (type === 'application/json' || type === '') return parseJsonDocument(text, schema);
-  if (type === 'application/yaml' || type === patchTypes.apply) return parseYamlDocument(text, schema);
+  if (type === 'application/json' || type === '') {
+    const decoded = await parseJsonDocument(text, options);
+    return { ...decoded, duplicates: duplicateFields(text).map((path) => `duplicate field "${path}"`) };
+  }
+  if (type === 'application/yaml' || type === patchTypes.apply) return parseYamlDocument(text, options);
   throw unsupportedMediaType(['application/json', 'application/yaml']);
 }
 
-async function parseJsonDocument(text: string, schema: PruneSchema | undefined): Promise<DecodedDocument> {
-  const duplicates = duplicateFields(text).map((path) => `duplicate field "${path}"`);
-  if (text.length <= bodyLimits.maxJsonBytesOnEventLoop) {
-    const parsed = parseJson(text);
-    if (schema === undefined) return { value: parsed, strictErrors: duplicates };
-    const { value, unknownFields } = pruneUnknownFields(parsed as Parameters<typeof pruneUnknownFields>[0], schema);
-    return { value, strictErrors: [...duplicates, ...unknownFields.map(unknownField)] };
-  }
+/** A JSON body (a merge patch, or an object), pruned as `options` say: small ones here, large ones in the worker. */
+export async function parseJsonDocument(text: string, options: PruneOptions): Promise<DecodedDocument> {
+  if (text.length <= bodyLimits.maxJsonBytesOnEventLoop) return pruneHere(parseJson(text), options);
   checkJsonDepth(text);
-  const decoded = await decodeOffThread(text, { format: 'json', maxDepth: bodyLimits.maxDepth, maxOutputBytes: bodyLimits.maxBodyBytes, ...(schema === undefined ? {} : { schema }) });
-  return { value: JSON.parse(decoded.json) as unknown, strictErrors: [...duplicates, ...decoded.unknownFields.map(unknownField)] };
+  return decodeInWorker(text, 'json', options);
 }
 
-const unknownField = (path: string): string => `unknown field "${path}"`;
+function pruneHere(value: unknown, options: PruneOptions): DecodedDocument {
+  if (options.schema === undefined) return { value, duplicates: [], unknownFields: [] };
+  return { ...pruneUnknownFields(value as Parameters<typeof pruneUnknownFields>[0], options.schema, options.mergePatch === true), duplicates: [] };
+}
+
+async function decodeInWorker(text: string, format: DecodeOptions['format'], options: PruneOptions): Promise<DecodedDocument> {
+  const decoded = await decodeOffThread(text, { format, maxDepth: bodyLimits.maxDepth, maxOutputBytes: bodyLimits.maxBodyBytes, ...options });
+  const duplicates = decoded.duplicates.length === 0 ? [] : [`${yamlUnmarshalErrors}${decoded.duplicates.map((d) => `  ${d}`).join('\n')}`];
+  return { value: JSON.parse(decoded.json) as unknown, duplicates, unknownFields: decoded.unknownFields };
+}
 
 /** JSON.parse is iterative and linear; the depth bound protects the recursive code after it. */
 export function parseJson(text: string): unknown {
@@ -124,26 +139,17 @@ export function checkJsonPatchSize(patch: unknown): void {
   }
 }
 
-async function parseYamlDocument(text: string, schema: PruneSchema | undefined): Promise<DecodedDocument> {
+async function parseYamlDocument(text: string, options: PruneOptions): Promise<DecodedDocument> {
   // JSON is YAML, and what clients send as apply configurations: it is parsed as JSON (small, here), unless it
   // repeats a key (rare): goyaml's complaint names lines, which only the YAML decoder knows.
   const probablyJson = text.trimStart().startsWith('{') && duplicateFields(text).length === 0;
   const json = probablyJson && text.length <= bodyLimits.maxJsonBytesOnEventLoop ? jsonOrUndefined(text) : undefined;
   if (json !== undefined) {
     checkJsonDepth(text);
-    if (schema === undefined) return { value: json, strictErrors: [] };
-    const { value, unknownFields } = pruneUnknownFields(json as Parameters<typeof pruneUnknownFields>[0], schema);
-    return { value, strictErrors: unknownFields.map(unknownField) };
+    return pruneHere(json, options);
   }
   if (probablyJson) checkJsonDepth(text);
-  const decoded = await decodeOffThread(text, {
-    format: probablyJson ? 'json-or-yaml' : 'yaml',
-    maxDepth: bodyLimits.maxDepth,
-    maxOutputBytes: bodyLimits.maxBodyBytes,
-    ...(schema === undefined ? {} : { schema }),
-  });
-  const duplicates = decoded.duplicates.length === 0 ? [] : [`${yamlUnmarshalErrors}${decoded.duplicates.map((d) => `  ${d}`).join('\n')}`];
-  return { value: JSON.parse(decoded.json) as unknown, strictErrors: [...duplicates, ...decoded.unknownFields.map(unknownField)] };
+  return decodeInWorker(text, probablyJson ? 'json-or-yaml' : 'yaml', options);
 }
 
 /** goyaml's prefix for its list of unmarshal errors; kube strips it to make one warning per line. */

@@ -32,29 +32,41 @@ export interface DecodedBody {
  */
 export async function decodeBody(call: WriteCall, write: WriteParameters): Promise<DecodedBody> {
   const text = await readBody(call.req);
-  const schema = pruneSchemaOf(call.resource.strategy.descriptor.schemaName);
-  const { object, strictErrors } = await decodeObjectBody(call, text, mediaType(call.req), schema);
-  if (strictErrors.length === 0 || write.fieldValidation === 'Ignore') return { object, warnings: [] };
+  const decoded = await decodeObject(text, mediaType(call.req), { schema: pruneSchemaOf(call) });
+  const object = objectOf(call, decoded.value);
+  return { object, warnings: strictDecoding(call, write, [...decoded.duplicates, ...decoded.unknownFields.map(unknownField)]) };
+}
+
+export const unknownField = (path: string): string => `unknown field "${path}"`;
+
+/**
+ * kube's fieldValidation for strict-decoding errors (handlers/create.go,
+ * update.go, patch.go): Strict refuses the body, Warn (the default) turns
+ * each into a Warning, Ignore says nothing.
+ */
+export function strictDecoding(call: WriteCall, write: WriteParameters, strictErrors: readonly string[]): string[] {
+  if (strictErrors.length === 0 || write.fieldValidation === 'Ignore') return [];
   if (write.fieldValidation === 'Strict') throw cannotBeHandled(call, `strict decoding error: ${strictErrors.join(', ')}`);
   // kube's recorder writes at most 4 KiB of warning text, a rune or more each: the rest is never sent.
-  const warnings = strictDecodingWarnings(strictErrors).slice(0, maxWarnings);
-  return { object, warnings: warnings.map((w) => `299 - ${JSON.stringify(w)}`) };
+  return strictDecodingWarnings(strictErrors)
+    .slice(0, maxWarnings)
+    .map((w) => `299 - ${JSON.stringify(w)}`);
 }
 
 const maxWarnings = 4096;
 
-async function decodeObjectBody(call: WriteCall, text: string, type: string, schema: PruneSchema): Promise<{ object: ApiObject; strictErrors: readonly string[] }> {
-  const { value, strictErrors } = await decodeObject(text, type, schema);
+function objectOf(call: WriteCall, value: unknown): ApiObject {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw badRequest('the body of the request must be an object');
   const object = withTypedMetadata(call, value as Record<string, unknown>);
   checkTypeMeta(call, object);
-  return { object, strictErrors };
+  return object;
 }
 
 const pruneSchemas = new Map<string, PruneSchema>();
 
 /** The kind's schema as pruning reads it (no descriptions or validations: it is copied to the worker per request). */
-function pruneSchemaOf(schemaName: string): PruneSchema {
+export function pruneSchemaOf(call: WriteCall): PruneSchema {
+  const { schemaName } = call.resource.strategy.descriptor;
   let schema = pruneSchemas.get(schemaName);
   if (schema === undefined) {
     schema = structureOf(loadSchemaSource().resolvedObjectSchema(schemaName));

@@ -10,9 +10,9 @@ import jsonPatch from 'fast-json-patch';
 import { invalid, invalidValue } from '../field-errors.js';
 import { decodeObjectMeta, MetaDecodeError } from '../object-meta.js';
 import { ApiError, badRequest, conflict, optimisticLockMessage, unsupportedMediaType } from '../status.js';
-import { checkJsonPatchSize, decodeObject, mediaType, parseJson, patchTypes, readBody, strictDecodingWarnings } from './body.js';
+import { checkJsonPatchSize, decodeObject, mediaType, parseJson, parseJsonDocument, patchTypes, readBody, strictDecodingWarnings } from './body.js';
 import type { WriteCall } from './contracts.js';
-import { admitCreate, admitUpdate, checkTypeMeta, subresourceOf, withTypedMetadata } from './decode.js';
+import { admitCreate, admitUpdate, checkTypeMeta, pruneSchemaOf, strictDecoding, subresourceOf, unknownField, withTypedMetadata } from './decode.js';
 import { parseWriteParameters, type WriteParameters } from './query.js';
 import { negotiateWriteOutput, respondObject, sendWarnings } from './representation.js';
 import type { ApiObject } from './types.js';
@@ -31,7 +31,8 @@ export async function patchObject(call: WriteCall): Promise<void> {
     await applyObject(call, text, write);
     return;
   }
-  const patch = parseJson(text);
+  // A merge patch is pruned like a body (in the worker when large): unknown fields never reach this thread whole.
+  const { value: patch, unknownFields } = type === patchTypes.merge ? await parseJsonDocument(text, { schema: pruneSchemaOf(call), mergePatch: true }) : { value: parseJson(text), unknownFields: [] };
   // kube decodes the operations first, then counts them (handlers/patch.go).
   if (type === patchTypes.json) {
     checkJsonPatch(patch, write);
@@ -45,9 +46,10 @@ export async function patchObject(call: WriteCall): Promise<void> {
     const pinned = precondition !== current.metadata.resourceVersion;
     if (pinned && precondition !== undefined && precondition !== '') throw conflict(call.gr, call.info.name, optimisticLockMessage);
     await admitUpdate(call, patched, current);
+    const decodingWarnings = strictDecoding(call, write, unknownFields.map(unknownField));
     try {
       const updated = await call.resource.store.update(call.info.namespace, patched, subresourceOf(call), write);
-      sendWarnings(call.res, updated.warnings);
+      sendWarnings(call.res, [...decodingWarnings, ...updated.warnings]);
       respondObject(call.req, call.res, 200, updated.object, call.resource.strategy);
       return;
     } catch (error) {
@@ -164,7 +166,7 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
 }
 
 async function applyObject(call: WriteCall, text: string, write: WriteParameters): Promise<void> {
-  const { value: decoded, strictErrors } = await decodeObject(text, patchTypes.apply);
+  const { value: decoded, duplicates, unknownFields } = await decodeObject(text, patchTypes.apply, { schema: pruneSchemaOf(call) });
   if (decoded === null || typeof decoded !== 'object' || Array.isArray(decoded)) throw badRequest('the apply configuration must be an object');
   const rawMetadata = (decoded as Record<string, unknown>)['metadata'];
   const configuration = withTypedMetadata(call, decoded as Record<string, unknown>);
@@ -177,6 +179,7 @@ async function applyObject(call: WriteCall, text: string, write: WriteParameters
     throw badRequest(`the name of the object (${name}) does not match the name on the URL (${call.info.name})`);
   }
   configuration.metadata.name = call.info.name;
+  refuseUndeclaredFields(call, rawMetadata, unknownFields);
   const current = await currentOrUndefined(call);
   if (current === undefined) {
     const uid = configuration.metadata.uid;
@@ -188,11 +191,26 @@ async function applyObject(call: WriteCall, text: string, write: WriteParameters
   const result: ApiObject = { ...configuration, metadata: { ...current?.metadata, ...configuration.metadata } };
   if (current === undefined) await admitCreate(call, result);
   else await admitUpdate(call, result, current);
-  const decodingWarnings = applyStrictDecoding(strictErrors, write);
+  const decodingWarnings = applyStrictDecoding(duplicates, write);
   const applied = await call.resource.store.apply(call.info.namespace, call.info.name, configuration, subresourceOf(call), write);
   sendWarnings(call.res, [...decodingWarnings, ...applied.warnings]);
   // An apply that creates the object answers 201, as a create does.
   respondObject(call.req, call.res, current === undefined ? 201 : 200, applied.object, call.resource.strategy);
+}
+
+/**
+ * kube's field manager cannot build a typed patch from a configuration
+ * with a field the schema does not declare, whatever fieldValidation says,
+ * and answers 500 naming one of them; this is the 400 it should be
+ * (issue 15), naming the first. The configuration was pruned as it was
+ * decoded, so its unknown fields never reach this thread whole.
+ */
+function refuseUndeclaredFields(call: WriteCall, rawMetadata: unknown, unknownFields: readonly string[]): void {
+  const first = unknownFields[0];
+  if (first === undefined) return;
+  const namespace = isRecord(rawMetadata) && typeof rawMetadata['namespace'] === 'string' ? rawMetadata['namespace'] : '';
+  const kind = call.resource.strategy.descriptor.kind;
+  throw badRequest(`failed to create typed patch object (${namespace}/${call.info.name}; ${call.gv.group}/${call.gv.version}, Kind=${kind}): .${first}: field not declared in schema`);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bodyLimits, decodeObject } from '../../../../src/api/rest/body.js';
+import { bodyLimits, decodeObject, parseJsonDocument } from '../../../../src/api/rest/body.js';
 import { pruneUnknownFields, type PruneSchema } from '../../../../src/api/rest/body-worker.js';
 
 const schema: PruneSchema = {
@@ -16,7 +16,7 @@ const schema: PruneSchema = {
 
 describe('pruneUnknownFields (kube pruning/algorithm.go)', () => {
   it('removes what the schema does not know and reports kube paths, sorted, keeping apiVersion, kind and metadata at the root', () => {
-    const body = {
+    const body: Parameters<typeof pruneUnknownFields>[0] = {
       apiVersion: 'v',
       kind: 'K',
       metadata: { name: 'n', whatever: 1 },
@@ -40,7 +40,7 @@ describe('pruneUnknownFields (kube pruning/algorithm.go)', () => {
   });
 
   it('does not change values shared between places (YAML aliases)', () => {
-    const shared = { x: 1, y: 2 };
+    const shared: Parameters<typeof pruneUnknownFields>[0] = { x: 1, y: 2 };
     const body = { spec: { list: [shared], labels: { s: 'v' } } };
     pruneUnknownFields(body, schema);
     expect(shared).toEqual({ x: 1, y: 2 });
@@ -52,27 +52,38 @@ describe('decodeObject against a schema', () => {
 
   it('prunes small JSON here and large JSON and YAML in the worker, with the same answer', async () => {
     const small = { spec: { ...keys(3), list: [{ x: 1 }] } };
-    const expected = { value: { spec: { list: [{ x: 1 }] } }, strictErrors: ['unknown field "spec.k0"', 'unknown field "spec.k1"', 'unknown field "spec.k2"'] };
-    await expect(decodeObject(JSON.stringify(small), 'application/json', schema)).resolves.toEqual(expected);
-    await expect(decodeObject('spec:\n  k0: 0\n  k1: 1\n  k2: 2\n  list: [{x: 1}]\n', 'application/yaml', schema)).resolves.toEqual(expected);
+    const expected = { value: { spec: { list: [{ x: 1 }] } }, duplicates: [], unknownFields: ['spec.k0', 'spec.k1', 'spec.k2'] };
+    await expect(decodeObject(JSON.stringify(small), 'application/json', { schema })).resolves.toEqual(expected);
+    await expect(decodeObject('spec:\n  k0: 0\n  k1: 1\n  k2: 2\n  list: [{x: 1}]\n', 'application/yaml', { schema })).resolves.toEqual(expected);
     const large = JSON.stringify({ spec: keys(20_000) });
     expect(large.length).toBeGreaterThan(bodyLimits.maxJsonBytesOnEventLoop);
-    const decoded = await decodeObject(large, 'application/json', schema);
-    expect(decoded.value).toEqual({ spec: {} });
-    // Sorted as Go sorts strings: k0, k1, k10, k100, …
-    expect(decoded.strictErrors.slice(0, 4)).toEqual(['unknown field "spec.k0"', 'unknown field "spec.k1"', 'unknown field "spec.k10"', 'unknown field "spec.k100"']);
-    expect(decoded.strictErrors).toHaveLength(20_000);
+    for (const type of ['application/json', 'application/apply-patch+yaml']) {
+      const decoded = await decodeObject(large, type, { schema });
+      expect(decoded.value).toEqual({ spec: {} });
+      // Sorted as Go sorts strings: k0, k1, k10, k100, …
+      expect(decoded.unknownFields.slice(0, 4)).toEqual(['spec.k0', 'spec.k1', 'spec.k10', 'spec.k100']);
+      expect(decoded.unknownFields).toHaveLength(20_000);
+    }
   });
 
-  it('reports repeated keys before unknown fields, as kube lists strict-decoding errors', async () => {
-    await expect(decodeObject('{"spec":{"zz":1,"zz":2}}', 'application/json', schema)).resolves.toEqual({
+  it('reports repeated keys and unknown fields', async () => {
+    await expect(decodeObject('{"spec":{"zz":1,"zz":2}}', 'application/json', { schema })).resolves.toEqual({
       value: { spec: {} },
-      strictErrors: ['duplicate field "spec.zz"', 'unknown field "spec.zz"'],
+      duplicates: ['duplicate field "spec.zz"'],
+      unknownFields: ['spec.zz'],
+    });
+  });
+
+  it('drops nulls under unknown fields of a merge patch silently: they delete nothing', async () => {
+    await expect(parseJsonDocument('{"spec":{"zz":null,"yy":1,"list":null}}', { schema, mergePatch: true })).resolves.toEqual({
+      value: { spec: { list: null } },
+      duplicates: [],
+      unknownFields: ['spec.yy'],
     });
   });
 
   it('answers a large body that is not JSON as JSON.parse does', async () => {
     const broken = `{"spec":${JSON.stringify(keys(20_000))}`;
-    await expect(decodeObject(broken, 'application/json', schema)).rejects.toMatchObject({ code: 400, message: expect.stringMatching(/^the body of the request could not be decoded: /) as unknown });
+    await expect(decodeObject(broken, 'application/json', { schema })).rejects.toMatchObject({ code: 400, message: expect.stringMatching(/^the body of the request could not be decoded: /) as unknown });
   });
 });

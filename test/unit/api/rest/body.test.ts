@@ -82,7 +82,8 @@ describe('YAML bodies (decoded in a worker)', () => {
         e: true,
         f: [{ x: 1, z: 2 }],
       },
-      strictErrors: [],
+      duplicates: [],
+      unknownFields: [],
     });
   });
 
@@ -114,13 +115,15 @@ describe('YAML bodies (decoded in a worker)', () => {
   it('report repeated keys with their lines as goyaml strict-decoding errors, JSON apply configurations too', async () => {
     await expect(decodeObject('a: 1\nb: 2\na: 3\nb: 4\n', 'application/yaml')).resolves.toEqual({
       value: { a: 3, b: 4 },
-      strictErrors: ['yaml: unmarshal errors:\n  line 3: key "a" already set in map\n  line 4: key "b" already set in map'],
+      duplicates: ['yaml: unmarshal errors:\n  line 3: key "a" already set in map\n  line 4: key "b" already set in map'],
+      unknownFields: [],
     });
     await expect(decodeObject('{"a":1,"a":2}', 'application/apply-patch+yaml')).resolves.toEqual({
       value: { a: 2 },
-      strictErrors: ['yaml: unmarshal errors:\n  line 1: key "a" already set in map'],
+      duplicates: ['yaml: unmarshal errors:\n  line 1: key "a" already set in map'],
+      unknownFields: [],
     });
-    await expect(decodeObject('{"a":{"b":1,"b":2}}', 'application/json')).resolves.toEqual({ value: { a: { b: 2 } }, strictErrors: ['duplicate field "a.b"'] });
+    await expect(decodeObject('{"a":{"b":1,"b":2}}', 'application/json')).resolves.toEqual({ value: { a: { b: 2 } }, duplicates: ['duplicate field "a.b"'], unknownFields: [] });
   });
 
   it('turn strict-decoding errors into kube warnings: one per line of a YAML error list', () => {

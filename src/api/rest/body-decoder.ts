@@ -11,27 +11,11 @@
  */
 import { Worker } from 'node:worker_threads';
 import { ApiError, badRequest, internalError } from '../status.js';
-import type { BodyAnswer, BodyRequest, PruneSchema } from './body-worker.js';
+import type { BodyAnswer, BodyRequest } from './body-worker.js';
 
-export type { PruneSchema } from './body-worker.js';
+export type DecodeOptions = Omit<BodyRequest, 'id' | 'text'>;
 
-export interface DecodeOptions {
-  readonly format: BodyRequest['format'];
-  readonly maxDepth: number;
-  /** The decoded document as JSON (aliases expanded) may not exceed this. */
-  readonly maxOutputBytes: number;
-  /** When given, fields it does not know are pruned and reported. */
-  readonly schema?: PruneSchema;
-}
-
-export interface DecodedText {
-  /** The document as JSON text, pruned, for JSON.parse on this thread. */
-  readonly json: string;
-  /** goyaml's strict-decoding complaints about repeated keys (`line 3: key "a" already set in map`). */
-  readonly duplicates: readonly string[];
-  /** Paths of the pruned fields, sorted. */
-  readonly unknownFields: readonly string[];
-}
+export type DecodedText = Omit<Extract<BodyAnswer, { json: string }>, 'id'>;
 
 // Under vitest this module runs from its TypeScript source, and so does the worker (Node strips the types).
 const workerFile = new URL(import.meta.url.endsWith('.ts') ? './body-worker.ts' : './body-worker.js', import.meta.url);
@@ -39,7 +23,6 @@ const workerFile = new URL(import.meta.url.endsWith('.ts') ? './body-worker.ts' 
 const workerStackMb = 16;
 
 interface Pending {
-  readonly format: DecodeOptions['format'];
   readonly resolve: (decoded: DecodedText) => void;
   readonly reject: (error: ApiError) => void;
 }
@@ -56,7 +39,7 @@ class BodyDecoder {
       const worker = this.started();
       // Keeps the process alive only while a request waits on it.
       if (this.pending.size === 0) worker.ref();
-      this.pending.set(id, { format: options.format, resolve, reject });
+      this.pending.set(id, { resolve, reject });
       worker.postMessage(request);
     });
   }
@@ -82,10 +65,9 @@ class BodyDecoder {
     if (pending === undefined) return;
     this.pending.delete(answer.id);
     if (this.pending.size === 0) this.worker?.unref();
-    if ('json' in answer) pending.resolve({ json: answer.json, duplicates: answer.duplicates, unknownFields: answer.unknownFields });
+    if ('json' in answer) pending.resolve(answer);
     else if (answer.failure === 'tooLarge') pending.reject(new ApiError(413, 'RequestEntityTooLarge', answer.message));
-    else if (pending.format === 'json') pending.reject(badRequest(`the body of the request could not be decoded: ${answer.message}`));
-    else pending.reject(badRequest(`error decoding YAML: ${answer.message}`));
+    else pending.reject(badRequest(answer.message));
   }
 
   private failAll(cause: Error): void {

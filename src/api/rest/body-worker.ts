@@ -45,14 +45,42 @@ export interface BodyRequest {
   readonly mergePatch?: boolean;
 }
 
-export type BodyFailure = 'invalid' | 'tooDeep' | 'tooLarge';
+export type BodyFailure = 'invalid' | 'tooLarge';
+
+/**
+ * Strict-decoding errors of one kind (repeated keys, unknown fields), in
+ * kube's wording: all of them as the one message a Strict refusal carries,
+ * and the first few, as many as kube's warning recorder could ever send,
+ * so 100,000 of them cross to the event loop as one string.
+ */
+export interface StrictErrors {
+  readonly count: number;
+  readonly message: string;
+  readonly first: readonly string[];
+}
 
 export type BodyAnswer =
-  | { readonly id: number; readonly json: string; readonly duplicates: readonly string[]; readonly unknownFields: readonly string[] }
+  | {
+      readonly id: number;
+      readonly json: string;
+      readonly duplicates: StrictErrors;
+      readonly unknownFields: StrictErrors;
+      /** The first unknown field's path, sorted (`spec.k0`). */
+      readonly firstUnknownField: string | undefined;
+    }
   | { readonly id: number; readonly failure: BodyFailure; readonly message: string };
 
+/** kube's recorder writes at most 4 KiB of warning text, a rune or more each. */
+const maxReported = 4096;
+
+export function strictErrors(texts: readonly string[]): StrictErrors {
+  return { count: texts.length, message: texts.join(', '), first: texts.slice(0, maxReported) };
+}
+
+export const unknownFieldError = (path: string): string => `unknown field "${path}"`;
+
 // No parameter properties here or below: Node's type stripping runs this file as is in tests.
-class YamlError extends Error {
+class BodyError extends Error {
   readonly failure: BodyFailure;
   constructor(failure: BodyFailure, message: string) {
     super(message);
@@ -97,7 +125,7 @@ class Converter {
     this.decodeCount += size;
     if (aliased) this.aliasCount += size;
     if (this.aliasCount > 100 && this.decodeCount > 1000 && this.aliasCount / this.decodeCount > allowedAliasRatio(this.decodeCount)) {
-      throw new YamlError('invalid', 'yaml: document contains excessive aliasing');
+      throw new BodyError('invalid', 'error decoding YAML: yaml: document contains excessive aliasing');
     }
   }
 
@@ -114,7 +142,7 @@ class Converter {
       this.count(done.size, inAlias);
       return done;
     }
-    if ((isMap(node) || isSeq(node)) && depth > this.maxDepth) throw new YamlError('tooDeep', `yaml: exceeded max depth of ${this.maxDepth}`);
+    if ((isMap(node) || isSeq(node)) && depth > this.maxDepth) throw new BodyError('invalid', `error decoding YAML: yaml: exceeded max depth of ${this.maxDepth}`);
     this.converting.add(node);
     const before = this.decodeCount;
     this.count(1, inAlias);
@@ -122,7 +150,7 @@ class Converter {
     if (isMap(node)) value = this.convertMap(node, depth, inAlias);
     else if (isSeq(node)) value = node.items.map((item) => this.convert(item as Node | null, depth + 1, inAlias));
     else if (isScalar(node)) value = scalarValue(node.value, node.source ?? String(node.value));
-    else throw new YamlError('invalid', 'yaml: unsupported node');
+    else throw new BodyError('invalid', 'error decoding YAML: yaml: unsupported node');
     this.converting.delete(node);
     const result = { value, size: this.decodeCount - before };
     if (node.anchor !== undefined && node.anchor !== '') this.converted.set(node, result);
@@ -132,8 +160,8 @@ class Converter {
   private convertAlias(alias: Alias, depth: number, inAlias: boolean): { value: JsonValue; size: number } {
     this.count(1, inAlias);
     const target = this.anchors.get(alias.source);
-    if (target === undefined) throw new YamlError('invalid', `yaml: unknown anchor '${alias.source}' referenced`);
-    if (this.converting.has(target)) throw new YamlError('invalid', `yaml: anchor '${alias.source}' value contains itself`);
+    if (target === undefined) throw new BodyError('invalid', `error decoding YAML: yaml: unknown anchor '${alias.source}' referenced`);
+    if (this.converting.has(target)) throw new BodyError('invalid', `error decoding YAML: yaml: anchor '${alias.source}' value contains itself`);
     const result = this.convertSized(target, depth, true);
     return { value: result.value, size: result.size + 1 };
   }
@@ -160,7 +188,7 @@ class Converter {
     for (const item of sources) {
       const value = this.convert(item, depth + 1, inAlias);
       if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-        throw new YamlError('invalid', 'yaml: map merge requires map or sequence of maps as the value');
+        throw new BodyError('invalid', 'error decoding YAML: yaml: map merge requires map or sequence of maps as the value');
       }
       Object.assign(into, value);
     }
@@ -191,43 +219,169 @@ function scalarValue(value: unknown, source: string): JsonValue {
 /** sigs.k8s.io/yaml turns scalar keys into JSON strings and refuses others. */
 function keyString(key: JsonValue): string {
   if (key === null) return 'null';
-  if (typeof key === 'object') throw new YamlError('invalid', 'error converting YAML to JSON: yaml: invalid map key');
+  if (typeof key === 'object') throw new BodyError('invalid', 'error decoding YAML: error converting YAML to JSON: yaml: invalid map key');
   return String(key);
 }
 
 export function decodeBody(request: BodyRequest): BodyAnswer {
   try {
-    const json = request.format === 'yaml' ? undefined : parseJson(request.text);
-    if (json !== undefined && 'error' in json && request.format === 'json') return { id: request.id, failure: 'invalid', message: json.error };
-    const decoded = json !== undefined && 'value' in json ? { value: json.value, duplicates: [] } : decodeYaml(request.text, request.maxDepth);
+    const json = request.format === 'yaml' ? undefined : jsonDocument(request.text, request.maxDepth, request.format === 'json');
+    const decoded = json ?? decodeYaml(request.text, request.maxDepth);
     const { value, unknownFields } = request.schema === undefined ? { value: decoded.value, unknownFields: [] } : pruneUnknownFields(decoded.value, request.schema, request.mergePatch === true);
     const text = JSON.stringify(value);
     if (text.length > request.maxOutputBytes) {
-      throw new YamlError('tooLarge', `Request entity too large: limit is ${request.maxOutputBytes}`);
+      throw new BodyError('tooLarge', `Request entity too large: limit is ${request.maxOutputBytes}`);
     }
-    return { id: request.id, json: text, duplicates: decoded.duplicates, unknownFields };
+    return { id: request.id, json: text, duplicates: strictErrors(decoded.duplicates), unknownFields: strictErrors(unknownFields.map(unknownFieldError)), firstUnknownField: unknownFields[0] };
   } catch (error) {
-    if (error instanceof YamlError) return { id: request.id, failure: error.failure, message: error.message };
+    if (error instanceof BodyError) return { id: request.id, failure: error.failure, message: error.message };
     // Only nesting can exhaust the parser's stack.
-    if (error instanceof RangeError) return { id: request.id, failure: 'tooDeep', message: `yaml: exceeded max depth of ${request.maxDepth}` };
-    return { id: request.id, failure: 'invalid', message: `yaml: ${(error as Error).message}` };
+    if (error instanceof RangeError) return { id: request.id, failure: 'invalid', message: `error decoding YAML: yaml: exceeded max depth of ${request.maxDepth}` };
+    return { id: request.id, failure: 'invalid', message: `error decoding YAML: yaml: ${(error as Error).message}` };
   }
 }
 
-function parseJson(text: string): { value: JsonValue } | { error: string } {
+/**
+ * A JSON body as the event loop would decode it (parse, then depth, then
+ * repeated keys), or, when it is only probably JSON (YAML that starts with
+ * `{`), undefined unless it parses and repeats no key: goyaml's complaint
+ * names lines, which only the YAML decoder knows.
+ */
+function jsonDocument(text: string, maxDepth: number, certain: boolean): { value: JsonValue; duplicates: string[] } | undefined {
+  let value: JsonValue;
   try {
-    return { value: JSON.parse(text) as JsonValue };
+    value = JSON.parse(text) as JsonValue;
   } catch (error) {
-    return { error: (error as Error).message };
+    if (!certain) return undefined;
+    throw new BodyError('invalid', `${jsonFailure}${(error as Error).message}`);
   }
+  if (jsonDepth(text, maxDepth) > maxDepth) throw new BodyError('invalid', `${jsonFailure}exceeded max depth of ${maxDepth}`);
+  const duplicates = duplicateFields(text);
+  if (!certain && duplicates.length > 0) return undefined;
+  return { value, duplicates: duplicates.map((path) => `duplicate field "${path}"`) };
 }
 
-function decodeYaml(text: string, maxDepth: number): { value: JsonValue; duplicates: readonly string[] } {
+const jsonFailure = 'the body of the request could not be decoded: ';
+
+function decodeYaml(text: string, maxDepth: number): { value: JsonValue; duplicates: string[] } {
   const document = parseDocument(text, { version: '1.1', uniqueKeys: false, keepSourceTokens: false });
   const error = document.errors[0];
-  if (error !== undefined) throw new YamlError('invalid', `yaml: line ${error.linePos?.[0].line ?? 0}: ${error.message.split('\n')[0] ?? ''}`);
+  if (error !== undefined) throw new BodyError('invalid', `${yamlFailure}yaml: line ${error.linePos?.[0].line ?? 0}: ${error.message.split('\n')[0] ?? ''}`);
   const converter = new Converter(text, maxDepth);
-  return { value: converter.convert(document.contents, 1, false), duplicates: converter.duplicates };
+  const value = converter.convert(document.contents, 1, false);
+  // goyaml reports every repeated key in one error, a line each.
+  const duplicates = converter.duplicates.length === 0 ? [] : [`yaml: unmarshal errors:\n${converter.duplicates.map((d) => `  ${d}`).join('\n')}`];
+  return { value, duplicates };
+}
+
+const yamlFailure = 'error decoding YAML: ';
+
+/*
+ * Linear, non-recursive scans of JSON text that JSON.parse has already
+ * accepted: nesting depth (kube bounds it at 10000 in
+ * k8s.io/apimachinery/pkg/util/json and Go's encoding/json scanner) and keys
+ * repeated within one object (kube's strict decoding, sigs.k8s.io/json).
+ * Iterative on purpose: the text may nest deeper than the stack allows.
+ */
+
+const quote = 0x22;
+const backslash = 0x5c;
+
+/** The deepest nesting of objects and arrays, or `limit + 1` as soon as the text nests deeper than `limit`. */
+export function jsonDepth(text: string, limit: number): number {
+  let depth = 0;
+  let deepest = 0;
+  for (let position = 0; position < text.length; position++) {
+    const code = text.charCodeAt(position);
+    if (code === quote) {
+      position = stringEnd(text, position);
+    } else if (code === 0x7b || code === 0x5b) {
+      depth++;
+      if (depth > deepest) deepest = depth;
+      if (depth > limit) return depth;
+    } else if (code === 0x7d || code === 0x5d) {
+      depth--;
+    }
+  }
+  return deepest;
+}
+
+/** The position of the closing quote of the string opening at `start`. */
+function stringEnd(text: string, start: number): number {
+  let position = start + 1;
+  for (;;) {
+    const code = text.charCodeAt(position);
+    if (code === quote || Number.isNaN(code)) return position;
+    position += code === backslash ? 2 : 1;
+  }
+}
+
+interface OpenContainer {
+  /** Where it sits in its parent: a key or an index; undefined at the top. */
+  readonly segment: string | number | undefined;
+  /** Keys seen so far (objects), undefined for arrays. */
+  readonly keys: Set<string> | undefined;
+  index: number;
+  /** An object's key just read, waiting for its value. */
+  pendingKey: string | undefined;
+}
+
+/**
+ * Paths of keys that repeat within one JSON object (`spec.poweredOn`,
+ * `spec.list[0].x`), which JSON.parse silently collapses: kube's strict
+ * decoding reports them (error under Strict, warning under Warn).
+ * Expects text that JSON.parse has already accepted. Paths are only built
+ * for the keys reported.
+ */
+export function duplicateFields(text: string): string[] {
+  const duplicates: string[] = [];
+  const open: OpenContainer[] = [];
+  // Where a value starting at the current position sits in its parent.
+  const nextSegment = (): string | number | undefined => {
+    const parent = open.at(-1);
+    if (parent === undefined) return undefined;
+    return parent.keys === undefined ? parent.index++ : parent.pendingKey;
+  };
+  for (let position = 0; position < text.length; position++) {
+    const code = text.charCodeAt(position);
+    if (code === 0x7b || code === 0x5b) {
+      open.push({ segment: nextSegment(), keys: code === 0x7b ? new Set() : undefined, index: 0, pendingKey: undefined });
+    } else if (code === 0x7d || code === 0x5d) {
+      open.pop();
+    } else if (code === quote) {
+      const end = stringEnd(text, position);
+      const parent = open.at(-1);
+      if (parent?.keys !== undefined && parent.pendingKey === undefined) {
+        const raw = text.slice(position + 1, end);
+        const key = raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
+        if (parent.keys.has(key)) duplicates.push(pathOf(open, key));
+        parent.keys.add(key);
+        parent.pendingKey = key;
+      } else {
+        nextSegment();
+      }
+      position = end;
+    } else if (code === 0x2c) {
+      const parent = open.at(-1);
+      if (parent !== undefined) parent.pendingKey = undefined;
+    } else if (code !== 0x3a && code !== 0x20 && code !== 0x09 && code !== 0x0a && code !== 0x0d) {
+      // A number, true, false or null: consume it as one value.
+      nextSegment();
+      while (position + 1 < text.length && !',]} \t\r\n'.includes(text.charAt(position + 1))) position++;
+    }
+  }
+  return duplicates;
+}
+
+/** kube's field path of `key` in the innermost open object: `spec.list[0].x`. */
+function pathOf(open: readonly OpenContainer[], key: string): string {
+  let path = '';
+  for (const container of open) {
+    const segment = container.segment;
+    if (typeof segment === 'number') path += `[${segment}]`;
+    else if (segment !== undefined) path += path === '' ? segment : `.${segment}`;
+  }
+  return path === '' ? key : `${path}.${key}`;
 }
 
 const metaFields = new Set(['apiVersion', 'kind', 'metadata']);

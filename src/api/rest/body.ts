@@ -11,11 +11,10 @@
 import type { IncomingMessage } from 'node:http';
 import { ApiError, badRequest, unsupportedMediaType } from '../status.js';
 import { parseMediaRange } from '../negotiation.js';
-import { duplicateFields, jsonDepth } from './json-scan.js';
-import { pruneUnknownFields, type PruneSchema } from './body-worker.js';
+import { duplicateFields, jsonDepth, pruneUnknownFields, strictErrors, unknownFieldError, type PruneSchema, type StrictErrors } from './body-worker.js';
 import { decodeOffThread, type DecodeOptions } from './body-decoder.js';
 
-export { duplicateFields } from './json-scan.js';
+export { duplicateFields } from './body-worker.js';
 
 export const bodyLimits = {
   /** kube's MaxRequestBodyBytes (3 MiB): a longer body is refused with 413. */
@@ -68,10 +67,11 @@ export function mediaType(req: IncomingMessage): string {
  */
 export interface DecodedDocument {
   readonly value: unknown;
-  /** kube's strict-decoding errors for repeated keys (JSON: `duplicate field "a"` each; YAML: goyaml's one error). */
-  readonly duplicates: readonly string[];
-  /** Paths of the fields pruned as unknown, sorted (`spec.list[0].x`). */
-  readonly unknownFields: readonly string[];
+  /** Repeated keys (JSON: `duplicate field "a"` each; YAML: goyaml's one error). */
+  readonly duplicates: StrictErrors;
+  /** `unknown field "spec.x"` for each field pruned, sorted. */
+  readonly unknownFields: StrictErrors;
+  readonly firstUnknownField: string | undefined;
 }
 
 export interface PruneOptions {
@@ -84,30 +84,32 @@ export interface PruneOptions {
 /** A JSON (or YAML, which kube also accepts for objects) object body. */
 export async function decodeObject(text: string, type: string, options: PruneOptions = {}): Promise<DecodedDocument> {
   // kube reads a body without Content-Type as JSON.
-  if (type === 'application/json' || type === '') {
-    const decoded = await parseJsonDocument(text, options);
-    return { ...decoded, duplicates: duplicateFields(text).map((path) => `duplicate field "${path}"`) };
-  }
+  if (type === 'application/json' || type === '') return parseJsonDocument(text, options);
   if (type === 'application/yaml' || type === patchTypes.apply) return parseYamlDocument(text, options);
   throw unsupportedMediaType(['application/json', 'application/yaml']);
 }
 
-/** A JSON body (a merge patch, or an object), pruned as `options` say: small ones here, large ones in the worker. */
+/**
+ * A JSON body (an object or a merge patch), pruned as `options` say: small
+ * ones here, large ones (parse, depth, repeated keys, pruning) in the worker.
+ */
 export async function parseJsonDocument(text: string, options: PruneOptions): Promise<DecodedDocument> {
-  if (text.length <= bodyLimits.maxJsonBytesOnEventLoop) return pruneHere(parseJson(text), options);
-  checkJsonDepth(text);
-  return decodeInWorker(text, 'json', options);
+  if (text.length > bodyLimits.maxJsonBytesOnEventLoop) return decodeInWorker(text, 'json', options);
+  const value = parseJson(text);
+  return pruneHere(value, duplicateFields(text).map((path) => `duplicate field "${path}"`), options);
 }
 
-function pruneHere(value: unknown, options: PruneOptions): DecodedDocument {
-  if (options.schema === undefined) return { value, duplicates: [], unknownFields: [] };
-  return { ...pruneUnknownFields(value as Parameters<typeof pruneUnknownFields>[0], options.schema, options.mergePatch === true), duplicates: [] };
+function pruneHere(parsed: unknown, duplicates: readonly string[], options: PruneOptions): DecodedDocument {
+  const { value, unknownFields } =
+    options.schema === undefined ? { value: parsed, unknownFields: [] } : pruneUnknownFields(parsed as JsonDocument, options.schema, options.mergePatch === true);
+  return { value, duplicates: strictErrors(duplicates), unknownFields: strictErrors(unknownFields.map(unknownFieldError)), firstUnknownField: unknownFields[0] };
 }
+
+type JsonDocument = Parameters<typeof pruneUnknownFields>[0];
 
 async function decodeInWorker(text: string, format: DecodeOptions['format'], options: PruneOptions): Promise<DecodedDocument> {
   const decoded = await decodeOffThread(text, { format, maxDepth: bodyLimits.maxDepth, maxOutputBytes: bodyLimits.maxBodyBytes, ...options });
-  const duplicates = decoded.duplicates.length === 0 ? [] : [`${yamlUnmarshalErrors}${decoded.duplicates.map((d) => `  ${d}`).join('\n')}`];
-  return { value: JSON.parse(decoded.json) as unknown, duplicates, unknownFields: decoded.unknownFields };
+  return { value: JSON.parse(decoded.json) as unknown, duplicates: decoded.duplicates, unknownFields: decoded.unknownFields, firstUnknownField: decoded.firstUnknownField };
 }
 
 /** JSON.parse is iterative and linear; the depth bound protects the recursive code after it. */
@@ -140,16 +142,17 @@ export function checkJsonPatchSize(patch: unknown): void {
 }
 
 async function parseYamlDocument(text: string, options: PruneOptions): Promise<DecodedDocument> {
-  // JSON is YAML, and what clients send as apply configurations: it is parsed as JSON (small, here), unless it
-  // repeats a key (rare): goyaml's complaint names lines, which only the YAML decoder knows.
-  const probablyJson = text.trimStart().startsWith('{') && duplicateFields(text).length === 0;
-  const json = probablyJson && text.length <= bodyLimits.maxJsonBytesOnEventLoop ? jsonOrUndefined(text) : undefined;
-  if (json !== undefined) {
-    checkJsonDepth(text);
-    return pruneHere(json, options);
+  // JSON is YAML, and what clients send as apply configurations: small JSON is parsed here, unless it repeats
+  // a key (rare): goyaml's complaint names lines, which only the YAML decoder knows.
+  const startsAsJson = text.trimStart().startsWith('{');
+  if (startsAsJson && text.length <= bodyLimits.maxJsonBytesOnEventLoop && duplicateFields(text).length === 0) {
+    const json = jsonOrUndefined(text);
+    if (json !== undefined) {
+      checkJsonDepth(text);
+      return pruneHere(json, [], options);
+    }
   }
-  if (probablyJson) checkJsonDepth(text);
-  return decodeInWorker(text, probablyJson ? 'json-or-yaml' : 'yaml', options);
+  return decodeInWorker(text, startsAsJson ? 'json-or-yaml' : 'yaml', options);
 }
 
 /** goyaml's prefix for its list of unmarshal errors; kube strips it to make one warning per line. */

@@ -12,7 +12,7 @@ import { decodeObjectMeta, MetaDecodeError, resetForUpdate, validateObjectMetaCr
 import { loadSchemaSource, type K8sSchema } from '../openapi/schema-source.js';
 import { badRequest } from '../status.js';
 import { decodeObject, mediaType, readBody, strictDecodingWarnings } from './body.js';
-import type { PruneSchema } from './body-worker.js';
+import type { PruneSchema, StrictErrors } from './body-worker.js';
 import type { WriteCall } from './contracts.js';
 import type { WriteParameters } from './query.js';
 import type { ApiObject } from './types.js';
@@ -34,25 +34,24 @@ export async function decodeBody(call: WriteCall, write: WriteParameters): Promi
   const text = await readBody(call.req);
   const decoded = await decodeObject(text, mediaType(call.req), { schema: pruneSchemaOf(call) });
   const object = objectOf(call, decoded.value);
-  return { object, warnings: strictDecoding(call, write, [...decoded.duplicates, ...decoded.unknownFields.map(unknownField)]) };
+  return { object, warnings: strictDecoding(call, write, [decoded.duplicates, decoded.unknownFields]) };
 }
-
-export const unknownField = (path: string): string => `unknown field "${path}"`;
 
 /**
  * kube's fieldValidation for strict-decoding errors (handlers/create.go,
- * update.go, patch.go): Strict refuses the body, Warn (the default) turns
- * each into a Warning, Ignore says nothing.
+ * update.go, patch.go): Strict refuses the body naming them all, Warn (the
+ * default) turns each into a Warning, Ignore says nothing.
  */
-export function strictDecoding(call: WriteCall, write: WriteParameters, strictErrors: readonly string[]): string[] {
-  if (strictErrors.length === 0 || write.fieldValidation === 'Ignore') return [];
-  if (write.fieldValidation === 'Strict') throw cannotBeHandled(call, `strict decoding error: ${strictErrors.join(', ')}`);
-  // kube's recorder writes at most 4 KiB of warning text, a rune or more each: the rest is never sent.
-  return strictDecodingWarnings(strictErrors)
+export function strictDecoding(call: WriteCall, write: WriteParameters, errors: readonly StrictErrors[]): string[] {
+  const found = errors.filter((e) => e.count > 0);
+  if (found.length === 0 || write.fieldValidation === 'Ignore') return [];
+  if (write.fieldValidation === 'Strict') throw cannotBeHandled(call, `strict decoding error: ${found.map((e) => e.message).join(', ')}`);
+  return strictDecodingWarnings(found.flatMap((e) => e.first))
     .slice(0, maxWarnings)
     .map((w) => `299 - ${JSON.stringify(w)}`);
 }
 
+// kube's recorder writes at most 4 KiB of warning text, a rune or more each: the rest is never sent.
 const maxWarnings = 4096;
 
 function objectOf(call: WriteCall, value: unknown): ApiObject {

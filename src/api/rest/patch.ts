@@ -12,7 +12,8 @@ import { decodeObjectMeta, MetaDecodeError } from '../object-meta.js';
 import { ApiError, badRequest, conflict, optimisticLockMessage, unsupportedMediaType } from '../status.js';
 import { checkJsonPatchSize, decodeObject, mediaType, parseJson, parseJsonDocument, patchTypes, readBody, strictDecodingWarnings } from './body.js';
 import type { WriteCall } from './contracts.js';
-import { admitCreate, admitUpdate, checkTypeMeta, pruneSchemaOf, strictDecoding, subresourceOf, unknownField, withTypedMetadata } from './decode.js';
+import type { StrictErrors } from './body-worker.js';
+import { admitCreate, admitUpdate, checkTypeMeta, pruneSchemaOf, strictDecoding, subresourceOf, withTypedMetadata } from './decode.js';
 import { parseWriteParameters, type WriteParameters } from './query.js';
 import { negotiateWriteOutput, respondObject, sendWarnings } from './representation.js';
 import type { ApiObject } from './types.js';
@@ -32,7 +33,8 @@ export async function patchObject(call: WriteCall): Promise<void> {
     return;
   }
   // A merge patch is pruned like a body (in the worker when large): unknown fields never reach this thread whole.
-  const { value: patch, unknownFields } = type === patchTypes.merge ? await parseJsonDocument(text, { schema: pruneSchemaOf(call), mergePatch: true }) : { value: parseJson(text), unknownFields: [] };
+  const { value: patch, unknownFields } =
+    type === patchTypes.merge ? await parseJsonDocument(text, { schema: pruneSchemaOf(call), mergePatch: true }) : { value: parseJson(text), unknownFields: undefined };
   // kube decodes the operations first, then counts them (handlers/patch.go).
   if (type === patchTypes.json) {
     checkJsonPatch(patch, write);
@@ -46,7 +48,7 @@ export async function patchObject(call: WriteCall): Promise<void> {
     const pinned = precondition !== current.metadata.resourceVersion;
     if (pinned && precondition !== undefined && precondition !== '') throw conflict(call.gr, call.info.name, optimisticLockMessage);
     await admitUpdate(call, patched, current);
-    const decodingWarnings = strictDecoding(call, write, unknownFields.map(unknownField));
+    const decodingWarnings = unknownFields === undefined ? [] : strictDecoding(call, write, [unknownFields]);
     try {
       const updated = await call.resource.store.update(call.info.namespace, patched, subresourceOf(call), write);
       sendWarnings(call.res, [...decodingWarnings, ...updated.warnings]);
@@ -166,7 +168,7 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
 }
 
 async function applyObject(call: WriteCall, text: string, write: WriteParameters): Promise<void> {
-  const { value: decoded, duplicates, unknownFields } = await decodeObject(text, patchTypes.apply, { schema: pruneSchemaOf(call) });
+  const { value: decoded, duplicates, firstUnknownField } = await decodeObject(text, patchTypes.apply, { schema: pruneSchemaOf(call) });
   if (decoded === null || typeof decoded !== 'object' || Array.isArray(decoded)) throw badRequest('the apply configuration must be an object');
   const rawMetadata = (decoded as Record<string, unknown>)['metadata'];
   const configuration = withTypedMetadata(call, decoded as Record<string, unknown>);
@@ -179,7 +181,7 @@ async function applyObject(call: WriteCall, text: string, write: WriteParameters
     throw badRequest(`the name of the object (${name}) does not match the name on the URL (${call.info.name})`);
   }
   configuration.metadata.name = call.info.name;
-  refuseUndeclaredFields(call, rawMetadata, unknownFields);
+  refuseUndeclaredField(call, rawMetadata, firstUnknownField);
   const current = await currentOrUndefined(call);
   if (current === undefined) {
     const uid = configuration.metadata.uid;
@@ -205,12 +207,11 @@ async function applyObject(call: WriteCall, text: string, write: WriteParameters
  * (issue 15), naming the first. The configuration was pruned as it was
  * decoded, so its unknown fields never reach this thread whole.
  */
-function refuseUndeclaredFields(call: WriteCall, rawMetadata: unknown, unknownFields: readonly string[]): void {
-  const first = unknownFields[0];
-  if (first === undefined) return;
+function refuseUndeclaredField(call: WriteCall, rawMetadata: unknown, path: string | undefined): void {
+  if (path === undefined) return;
   const namespace = isRecord(rawMetadata) && typeof rawMetadata['namespace'] === 'string' ? rawMetadata['namespace'] : '';
   const kind = call.resource.strategy.descriptor.kind;
-  throw badRequest(`failed to create typed patch object (${namespace}/${call.info.name}; ${call.gv.group}/${call.gv.version}, Kind=${kind}): .${first}: field not declared in schema`);
+  throw badRequest(`failed to create typed patch object (${namespace}/${call.info.name}; ${call.gv.group}/${call.gv.version}, Kind=${kind}): .${path}: field not declared in schema`);
 }
 
 /**
@@ -219,11 +220,10 @@ function refuseUndeclaredFields(call: WriteCall, rawMetadata: unknown, unknownFi
  * UnmarshalStrict): repeated keys refuse it under Strict and are warnings
  * under Warn.
  */
-function applyStrictDecoding(strictErrors: readonly string[], write: WriteParameters): string[] {
-  if (strictErrors.length === 0 || write.fieldValidation === 'Ignore') return [];
-  const errors = strictErrors.map((error) => `error converting YAML to JSON: ${error}`);
-  if (write.fieldValidation === 'Strict') throw badRequest(`error strict decoding YAML: ${errors.join(', ')}`);
-  return strictDecodingWarnings(errors).map((w) => `299 - ${JSON.stringify(w)}`);
+function applyStrictDecoding(duplicates: StrictErrors, write: WriteParameters): string[] {
+  if (duplicates.count === 0 || write.fieldValidation === 'Ignore') return [];
+  if (write.fieldValidation === 'Strict') throw badRequest(`error strict decoding YAML: error converting YAML to JSON: ${duplicates.message}`);
+  return strictDecodingWarnings(duplicates.first.map((error) => `error converting YAML to JSON: ${error}`)).map((w) => `299 - ${JSON.stringify(w)}`);
 }
 
 async function currentOrUndefined(call: WriteCall): Promise<ApiObject | undefined> {

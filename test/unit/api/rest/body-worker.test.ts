@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { bodyLimits, decodeObject, parseJsonDocument } from '../../../../src/api/rest/body.js';
-import { pruneUnknownFields, type PruneSchema } from '../../../../src/api/rest/body-worker.js';
+import { pruneUnknownFields, strictErrors, type PruneSchema } from '../../../../src/api/rest/body-worker.js';
 
 const schema: PruneSchema = {
   properties: {
@@ -52,7 +52,12 @@ describe('decodeObject against a schema', () => {
 
   it('prunes small JSON here and large JSON and YAML in the worker, with the same answer', async () => {
     const small = { spec: { ...keys(3), list: [{ x: 1 }] } };
-    const expected = { value: { spec: { list: [{ x: 1 }] } }, duplicates: [], unknownFields: ['spec.k0', 'spec.k1', 'spec.k2'] };
+    const expected = {
+      value: { spec: { list: [{ x: 1 }] } },
+      duplicates: strictErrors([]),
+      unknownFields: { count: 3, message: 'unknown field "spec.k0", unknown field "spec.k1", unknown field "spec.k2"', first: ['unknown field "spec.k0"', 'unknown field "spec.k1"', 'unknown field "spec.k2"'] },
+      firstUnknownField: 'spec.k0',
+    };
     await expect(decodeObject(JSON.stringify(small), 'application/json', { schema })).resolves.toEqual(expected);
     await expect(decodeObject('spec:\n  k0: 0\n  k1: 1\n  k2: 2\n  list: [{x: 1}]\n', 'application/yaml', { schema })).resolves.toEqual(expected);
     const large = JSON.stringify({ spec: keys(20_000) });
@@ -61,24 +66,41 @@ describe('decodeObject against a schema', () => {
       const decoded = await decodeObject(large, type, { schema });
       expect(decoded.value).toEqual({ spec: {} });
       // Sorted as Go sorts strings: k0, k1, k10, k100, …
-      expect(decoded.unknownFields.slice(0, 4)).toEqual(['spec.k0', 'spec.k1', 'spec.k10', 'spec.k100']);
-      expect(decoded.unknownFields).toHaveLength(20_000);
+      expect(decoded.unknownFields.first.slice(0, 4)).toEqual(['unknown field "spec.k0"', 'unknown field "spec.k1"', 'unknown field "spec.k10"', 'unknown field "spec.k100"']);
+      // All of them in the message a Strict refusal carries, as many as kube's warnings could hold one by one.
+      expect(decoded.unknownFields.count).toBe(20_000);
+      expect(decoded.unknownFields.message.split(', ')).toHaveLength(20_000);
+      expect(decoded.unknownFields.first).toHaveLength(4096);
     }
   });
 
   it('reports repeated keys and unknown fields', async () => {
     await expect(decodeObject('{"spec":{"zz":1,"zz":2}}', 'application/json', { schema })).resolves.toEqual({
       value: { spec: {} },
-      duplicates: ['duplicate field "spec.zz"'],
-      unknownFields: ['spec.zz'],
+      duplicates: strictErrors(['duplicate field "spec.zz"']),
+      unknownFields: strictErrors(['unknown field "spec.zz"']),
+      firstUnknownField: 'spec.zz',
     });
   });
 
   it('drops nulls under unknown fields of a merge patch silently: they delete nothing', async () => {
     await expect(parseJsonDocument('{"spec":{"zz":null,"yy":1,"list":null}}', { schema, mergePatch: true })).resolves.toEqual({
       value: { spec: { list: null } },
-      duplicates: [],
-      unknownFields: ['spec.yy'],
+      duplicates: strictErrors([]),
+      unknownFields: strictErrors(['unknown field "spec.yy"']),
+      firstUnknownField: 'spec.yy',
+    });
+  });
+
+  it('checks a large JSON body in the worker as it would here: depth, then repeated keys', async () => {
+    const filler = JSON.stringify(keys(10_000));
+    await expect(decodeObject(`{"spec":{"zz":1,"zz":2},"f":${filler}}`, 'application/json', { schema })).resolves.toMatchObject({
+      duplicates: strictErrors(['duplicate field "spec.zz"']),
+      firstUnknownField: 'f',
+    });
+    await expect(decodeObject(`{"f":${filler},"spec":${'['.repeat(2000)}${']'.repeat(2000)}}`, 'application/json', { schema })).rejects.toMatchObject({
+      code: 400,
+      message: 'the body of the request could not be decoded: exceeded max depth of 1000',
     });
   });
 

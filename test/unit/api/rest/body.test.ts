@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { bodyLimits, checkJsonPatchSize, decodeObject, duplicateFields, parseJson, strictDecodingWarnings } from '../../../../src/api/rest/body.js';
-import { jsonDepth } from '../../../../src/api/rest/json-scan.js';
+import { jsonDepth, strictErrors } from '../../../../src/api/rest/body-worker.js';
 import { ApiError } from '../../../../src/api/status.js';
 
 const deepJson = (levels: number): string => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
@@ -82,8 +82,9 @@ describe('YAML bodies (decoded in a worker)', () => {
         e: true,
         f: [{ x: 1, z: 2 }],
       },
-      duplicates: [],
-      unknownFields: [],
+      duplicates: strictErrors([]),
+      unknownFields: strictErrors([]),
+      firstUnknownField: undefined,
     });
   });
 
@@ -115,15 +116,22 @@ describe('YAML bodies (decoded in a worker)', () => {
   it('report repeated keys with their lines as goyaml strict-decoding errors, JSON apply configurations too', async () => {
     await expect(decodeObject('a: 1\nb: 2\na: 3\nb: 4\n', 'application/yaml')).resolves.toEqual({
       value: { a: 3, b: 4 },
-      duplicates: ['yaml: unmarshal errors:\n  line 3: key "a" already set in map\n  line 4: key "b" already set in map'],
-      unknownFields: [],
+      duplicates: strictErrors(['yaml: unmarshal errors:\n  line 3: key "a" already set in map\n  line 4: key "b" already set in map']),
+      unknownFields: strictErrors([]),
+      firstUnknownField: undefined,
     });
     await expect(decodeObject('{"a":1,"a":2}', 'application/apply-patch+yaml')).resolves.toEqual({
       value: { a: 2 },
-      duplicates: ['yaml: unmarshal errors:\n  line 1: key "a" already set in map'],
-      unknownFields: [],
+      duplicates: strictErrors(['yaml: unmarshal errors:\n  line 1: key "a" already set in map']),
+      unknownFields: strictErrors([]),
+      firstUnknownField: undefined,
     });
-    await expect(decodeObject('{"a":{"b":1,"b":2}}', 'application/json')).resolves.toEqual({ value: { a: { b: 2 } }, duplicates: ['duplicate field "a.b"'], unknownFields: [] });
+    await expect(decodeObject('{"a":{"b":1,"b":2}}', 'application/json')).resolves.toEqual({
+      value: { a: { b: 2 } },
+      duplicates: strictErrors(['duplicate field "a.b"']),
+      unknownFields: strictErrors([]),
+      firstUnknownField: undefined,
+    });
   });
 
   it('turn strict-decoding errors into kube warnings: one per line of a YAML error list', () => {

@@ -146,8 +146,9 @@ describe('a resourceVersion beyond the current revision', () => {
     );
     const [ours, reference] = await Promise.all(
       [collection, toReference(collection)].map((target, i) => {
-        const token = JSON.parse(Buffer.from(tokens[i] ?? '', 'base64').toString('utf8')) as { rv: number };
-        const forged = Buffer.from(JSON.stringify({ ...token, rv: Number(future) })).toString('base64');
+        // kube's tokens (and ours) are unpadded base64url JSON carrying the list's resourceVersion as `rv`.
+        const token = JSON.parse(Buffer.from(tokens[i] ?? '', 'base64url').toString('utf8')) as { rv: number };
+        const forged = Buffer.from(JSON.stringify({ ...token, rv: Number(future) })).toString('base64url');
         return asTenant({ path: `${target}?limit=1&continue=${encodeURIComponent(forged)}` });
       }),
     );

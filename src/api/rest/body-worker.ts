@@ -70,8 +70,8 @@ export type BodyAnswer =
     }
   | { readonly id: number; readonly failure: BodyFailure; readonly message: string };
 
-/** kube's recorder writes at most 4 KiB of warning text, a rune or more each. */
-const maxReported = 4096;
+/** kube's recorder writes at most 4 KiB of warning text, a rune or more each: more warnings than this are never sent. */
+export const maxReported = 4096;
 
 export function strictErrors(texts: readonly string[]): StrictErrors {
   return { count: texts.length, message: texts.join(', '), first: texts.slice(0, maxReported) };

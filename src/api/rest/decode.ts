@@ -12,7 +12,7 @@ import { decodeObjectMeta, MetaDecodeError, resetForUpdate, validateObjectMetaCr
 import { loadSchemaSource, type K8sSchema } from '../openapi/schema-source.js';
 import { badRequest } from '../status.js';
 import { decodeObject, mediaType, readBody, strictDecodingWarnings } from './body.js';
-import type { PruneSchema, StrictErrors } from './body-worker.js';
+import { maxReported, type PruneSchema, type StrictErrors } from './body-worker.js';
 import type { WriteCall } from './contracts.js';
 import type { WriteParameters } from './query.js';
 import type { ApiObject } from './types.js';
@@ -47,12 +47,9 @@ export function strictDecoding(call: WriteCall, write: WriteParameters, errors: 
   if (found.length === 0 || write.fieldValidation === 'Ignore') return [];
   if (write.fieldValidation === 'Strict') throw cannotBeHandled(call, `strict decoding error: ${found.map((e) => e.message).join(', ')}`);
   return strictDecodingWarnings(found.flatMap((e) => e.first))
-    .slice(0, maxWarnings)
+    .slice(0, maxReported)
     .map((w) => `299 - ${JSON.stringify(w)}`);
 }
-
-// kube's recorder writes at most 4 KiB of warning text, a rune or more each: the rest is never sent.
-const maxWarnings = 4096;
 
 function objectOf(call: WriteCall, value: unknown): ApiObject {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw badRequest('the body of the request must be an object');

@@ -3,6 +3,7 @@
  * existing apiserver dashboards and alerts work for this server too.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { registerEventLoopBusyMetric } from './event-loop.js';
 
 const requestLabels = ['verb', 'dry_run', 'group', 'version', 'resource', 'subresource', 'scope', 'component'] as const;
 const latencyBuckets = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
@@ -58,5 +59,6 @@ export class ApiServerMetrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+    registerEventLoopBusyMetric(this.registry);
   }
 }

@@ -18,6 +18,8 @@ import type { TlsContextSwitch } from './tls-context.js';
 const keepAliveTimeoutMs = 120_000;
 /** kube-apiserver's MaxHeaderBytes (1 << 20); Node's default is 16 KiB. */
 export const maxHeaderBytes = 1 << 20;
+// Go reads MaxHeaderBytes plus 4 KiB of bufio slack before refusing (net/http initialReadLimitSize).
+const headerReadLimit = maxHeaderBytes + 4096;
 // What Go's net/http writes when a request's headers exceed MaxHeaderBytes.
 const headersTooLarge = 'HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n431 Request Header Fields Too Large';
 
@@ -29,7 +31,7 @@ export class HttpsServer {
   private readonly drained = new EventTarget();
 
   constructor(app: Express, tls: TlsContextSwitch) {
-    this.server = https.createServer({ ...tls.options(), maxHeaderSize: maxHeaderBytes }, app);
+    this.server = https.createServer({ ...tls.options(), maxHeaderSize: headerReadLimit }, app);
     this.server.on('clientError', answerClientError);
     this.server.keepAliveTimeout = keepAliveTimeoutMs;
     this.server.headersTimeout = 60_000;

@@ -9,8 +9,10 @@
 import { requestUser } from '../../server/context.js';
 import { invalid, type FieldError } from '../field-errors.js';
 import { decodeObjectMeta, MetaDecodeError, resetForUpdate, validateObjectMetaCreate, validateObjectMetaUpdate } from '../object-meta.js';
+import { loadSchemaSource, type K8sSchema } from '../openapi/schema-source.js';
 import { badRequest } from '../status.js';
-import { decodeObject, duplicateFields, mediaType, readBody } from './body.js';
+import { decodeObject, mediaType, readBody, strictDecodingWarnings } from './body.js';
+import { maxReported, type PruneSchema, type StrictErrors } from './body-worker.js';
 import type { WriteCall } from './contracts.js';
 import type { WriteParameters } from './query.js';
 import type { ApiObject } from './types.js';
@@ -23,27 +25,61 @@ export interface DecodedBody {
 
 /**
  * Decodes a create/update body, applying kube's strict-decoding rule for
- * repeated fields, which are lost once the body is parsed and re-encoded
- * for the record. (Unknown fields are the record's CRD's business: kube
- * reports them with the same wording.)
+ * repeated keys, which are lost once the body is parsed, and unknown
+ * fields, pruned against the kind's schema as kube prunes a CRD's objects
+ * (on the worker for large bodies, so a body of 100,000 unknown fields
+ * never reaches this thread whole).
  */
 export async function decodeBody(call: WriteCall, write: WriteParameters): Promise<DecodedBody> {
   const text = await readBody(call.req);
-  const type = mediaType(call.req);
-  const object = await decodeObjectBody(call, text, type);
-  const duplicates = type === 'application/json' || type === '' ? duplicateFields(text) : [];
-  if (duplicates.length === 0 || write.fieldValidation === 'Ignore') return { object, warnings: [] };
-  const problems = duplicates.map((path) => `duplicate field "${path}"`);
-  if (write.fieldValidation === 'Strict') throw cannotBeHandled(call, `strict decoding error: ${problems.join(', ')}`);
-  return { object, warnings: problems.map((p) => `299 - ${JSON.stringify(p)}`) };
+  const decoded = await decodeObject(text, mediaType(call.req), { schema: pruneSchemaOf(call) });
+  const object = objectOf(call, decoded.value);
+  return { object, warnings: strictDecoding(call, write, [decoded.duplicates, decoded.unknownFields]) };
 }
 
-export async function decodeObjectBody(call: WriteCall, text: string, type: string): Promise<ApiObject> {
-  const body = await decodeObject(text, type);
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('the body of the request must be an object');
-  const object = withTypedMetadata(call, body as Record<string, unknown>);
+/**
+ * kube's fieldValidation for strict-decoding errors (handlers/create.go,
+ * update.go, patch.go): Strict refuses the body naming them all, Warn (the
+ * default) turns each into a Warning, Ignore says nothing.
+ */
+export function strictDecoding(call: WriteCall, write: WriteParameters, errors: readonly StrictErrors[]): string[] {
+  const found = errors.filter((e) => e.count > 0);
+  if (found.length === 0 || write.fieldValidation === 'Ignore') return [];
+  if (write.fieldValidation === 'Strict') throw cannotBeHandled(call, `strict decoding error: ${found.map((e) => e.message).join(', ')}`);
+  return strictDecodingWarnings(found.flatMap((e) => e.first))
+    .slice(0, maxReported)
+    .map((w) => `299 - ${JSON.stringify(w)}`);
+}
+
+function objectOf(call: WriteCall, value: unknown): ApiObject {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw badRequest('the body of the request must be an object');
+  const object = withTypedMetadata(call, value as Record<string, unknown>);
   checkTypeMeta(call, object);
   return object;
+}
+
+const pruneSchemas = new Map<string, PruneSchema>();
+
+/** The kind's schema as pruning reads it (no descriptions or validations: it is copied to the worker per request). */
+export function pruneSchemaOf(call: WriteCall): PruneSchema {
+  const { schemaName } = call.resource.strategy.descriptor;
+  let schema = pruneSchemas.get(schemaName);
+  if (schema === undefined) {
+    schema = structureOf(loadSchemaSource().resolvedObjectSchema(schemaName));
+    pruneSchemas.set(schemaName, schema);
+  }
+  return schema;
+}
+
+function structureOf(schema: K8sSchema): PruneSchema {
+  const { properties, additionalProperties, items } = schema;
+  return {
+    ...(properties === undefined ? {} : { properties: Object.fromEntries(Object.entries(properties).map(([key, value]) => [key, structureOf(value)])) }),
+    ...(additionalProperties === undefined ? {} : { additionalProperties: typeof additionalProperties === 'boolean' ? additionalProperties : structureOf(additionalProperties) }),
+    ...(items === undefined ? {} : { items: structureOf(items) }),
+    ...(schema['x-kubernetes-preserve-unknown-fields'] === true ? { 'x-kubernetes-preserve-unknown-fields': true } : {}),
+    ...(schema['x-kubernetes-embedded-resource'] === true ? { 'x-kubernetes-embedded-resource': true } : {}),
+  };
 }
 
 /** The 400 kube answers for a body it cannot decode (transformDecodeError). */

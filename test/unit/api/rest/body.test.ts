@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { bodyLimits, checkJsonPatchSize, decodeObject, duplicateFields, parseJson } from '../../../../src/api/rest/body.js';
-import { jsonDepth } from '../../../../src/api/rest/json-scan.js';
+import { bodyLimits, checkJsonPatchSize, decodeObject, duplicateFields, parseJson, strictDecodingWarnings } from '../../../../src/api/rest/body.js';
+import { jsonDepth, strictErrors } from '../../../../src/api/rest/body-worker.js';
 import { ApiError } from '../../../../src/api/status.js';
 
 const deepJson = (levels: number): string => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
@@ -75,11 +75,16 @@ describe('parseJson bounds', () => {
 describe('YAML bodies (decoded in a worker)', () => {
   it('decode YAML 1.1 as sigs.k8s.io/yaml does: merge keys, timestamps as text, anchors shared', async () => {
     await expect(decodeObject('base: &b {x: 1, z: 2}\nc:\n  <<: *b\n  z: 3\nd: 2001-12-14\ne: yes\nf: [*b]\n', 'application/yaml')).resolves.toEqual({
-      base: { x: 1, z: 2 },
-      c: { x: 1, z: 3 },
-      d: '2001-12-14',
-      e: true,
-      f: [{ x: 1, z: 2 }],
+      value: {
+        base: { x: 1, z: 2 },
+        c: { x: 1, z: 3 },
+        d: '2001-12-14',
+        e: true,
+        f: [{ x: 1, z: 2 }],
+      },
+      duplicates: strictErrors([]),
+      unknownFields: strictErrors([]),
+      firstUnknownField: undefined,
     });
   });
 
@@ -97,7 +102,7 @@ describe('YAML bodies (decoded in a worker)', () => {
   });
 
   it('allow many aliases of a small anchor, as goyaml does, in linear time', async () => {
-    const decoded = (await decodeObject(`a: &a x\nb:\n${'- *a\n'.repeat(50_000)}`, 'application/yaml')) as { b: string[] };
+    const decoded = (await decodeObject(`a: &a x\nb:\n${'- *a\n'.repeat(50_000)}`, 'application/yaml')).value as { b: string[] };
     expect(decoded.b).toHaveLength(50_000);
     expect(new Set(decoded.b)).toEqual(new Set(['x']));
   });
@@ -108,13 +113,35 @@ describe('YAML bodies (decoded in a worker)', () => {
     expect(await refusal(decodeObject(Array.from({ length: 1500 }, (_, i) => `${' '.repeat(i)}a:`).join('\n') + ' 1', 'application/yaml'))).toEqual(tooDeep);
   });
 
-  it('report repeated keys with their lines, JSON apply configurations too', async () => {
-    expect(await refusal(decodeObject('a: 1\nb: 2\na: 3\n', 'application/yaml'))).toEqual({
-      code: 400,
-      reason: 'BadRequest',
-      message: 'error decoding YAML: yaml: unmarshal errors:\n  line 3: key "a" already set in map',
+  it('report repeated keys with their lines as goyaml strict-decoding errors, JSON apply configurations too', async () => {
+    await expect(decodeObject('a: 1\nb: 2\na: 3\nb: 4\n', 'application/yaml')).resolves.toEqual({
+      value: { a: 3, b: 4 },
+      duplicates: strictErrors(['yaml: unmarshal errors:\n  line 3: key "a" already set in map\n  line 4: key "b" already set in map']),
+      unknownFields: strictErrors([]),
+      firstUnknownField: undefined,
     });
-    expect(await refusal(decodeObject('{"a":1,"a":2}', 'application/apply-patch+yaml'))).toMatchObject({ code: 400, message: 'error decoding YAML: key "a" already set in map' });
+    await expect(decodeObject('{"a":1,"a":2}', 'application/apply-patch+yaml')).resolves.toEqual({
+      value: { a: 2 },
+      duplicates: strictErrors(['yaml: unmarshal errors:\n  line 1: key "a" already set in map']),
+      unknownFields: strictErrors([]),
+      firstUnknownField: undefined,
+    });
+    await expect(decodeObject('{"a":{"b":1,"b":2}}', 'application/json')).resolves.toEqual({
+      value: { a: { b: 2 } },
+      duplicates: strictErrors(['duplicate field "a.b"']),
+      unknownFields: strictErrors([]),
+      firstUnknownField: undefined,
+    });
+  });
+
+  it('turn strict-decoding errors into kube warnings: one per line of a YAML error list', () => {
+    expect(
+      strictDecodingWarnings([
+        'yaml: unmarshal errors:\n  line 3: key "a" already set in map\n  line 4: key "b" already set in map',
+        'error converting YAML to JSON: yaml: unmarshal errors:\n  line 1: key "c" already set in map',
+        'duplicate field "d"',
+      ]),
+    ).toEqual(['line 3: key "a" already set in map', 'line 4: key "b" already set in map', 'line 1: key "c" already set in map', 'duplicate field "d"']);
   });
 
   it('refuse a document whose aliases expand past the body limit with 413', async () => {

@@ -1,21 +1,26 @@
 /**
  * patch, in k8s.io/apiserver handlers/patch.go order: output negotiation,
- * body, PatchOptions, then the patch applied to fresh state. Merge and JSON
- * patches are decoded and validated like an update (a patched object that
- * no longer decodes is kube's 422 on `patch`) and retried on a conflict when
- * the patch pins no resourceVersion; server-side apply is validated here and
- * delegated to the backing store's field manager.
+ * body, PatchOptions, then the stored object is read (kube decodes the
+ * patch inside GuaranteedUpdate, so a missing object is a 404 whatever the
+ * body) and the patch decoded and applied to it. Merge and JSON patches are
+ * decoded as kube's strict decoding does, validated like an update (a
+ * patched object that no longer decodes is kube's 422 on `patch`) and
+ * retried on a conflict when the patch pins no resourceVersion; server-side
+ * apply (which creates a missing object, except on a subresource) is
+ * validated here and delegated to the backing store's field manager.
  */
 import jsonPatch from 'fast-json-patch';
 import { invalid, invalidValue } from '../field-errors.js';
 import { decodeObjectMeta, MetaDecodeError } from '../object-meta.js';
-import { ApiError, badRequest, conflict, optimisticLockMessage, unsupportedMediaType } from '../status.js';
-import { checkJsonPatchSize, decodeObject, mediaType, parseJson, patchTypes, readBody } from './body.js';
+import { ApiError, badRequest, conflict, notFound, optimisticLockMessage, unsupportedMediaType } from '../status.js';
+import { checkJsonPatchSize, decodeObject, mediaType, parseJson, patchTypes, readBodyBytes } from './body.js';
 import type { WriteCall } from './contracts.js';
 import { admitCreate, admitUpdate, checkTypeMeta, subresourceOf, withTypedMetadata } from './decode.js';
+import { firstOverflowingNumber } from './json-scan.js';
 import { parseWriteParameters, type WriteParameters } from './query.js';
 import { negotiateWriteOutput, respondObject, sendWarnings } from './representation.js';
 import type { ApiObject } from './types.js';
+import { yamlReaderProblem } from './yaml-reader.js';
 
 const maxPatchAttempts = 5;
 
@@ -25,20 +30,16 @@ export async function patchObject(call: WriteCall): Promise<void> {
     throw unsupportedMediaType([patchTypes.json, patchTypes.merge, patchTypes.apply]);
   }
   negotiateWriteOutput(call.req, 'object');
-  const text = await readBody(call.req);
+  const body = await readBodyBytes(call.req);
   const write = parseWriteParameters(call.url.searchParams, { patchType: type });
   if (type === patchTypes.apply) {
-    await applyObject(call, text, write);
+    await applyObject(call, body, write);
     return;
   }
-  const patch = parseJson(text);
-  // kube decodes the operations first, then counts them (handlers/patch.go).
-  if (type === patchTypes.json) {
-    checkJsonPatch(patch, write);
-    checkJsonPatchSize(patch);
-  } else checkMergePatch(patch, write);
+  let current = await call.resource.store.get(call.info.namespace, call.info.name, undefined);
+  const patch = decodePatch(type, body.toString('utf8'), write);
   for (let attempt = 1; ; attempt++) {
-    const current = await call.resource.store.get(call.info.namespace, call.info.name, undefined);
+    if (attempt > 1) current = await call.resource.store.get(call.info.namespace, call.info.name, undefined);
     const patched = patchedObject(call, type, current, patch);
     const precondition = patched.metadata.resourceVersion;
     // A resourceVersion inside the patch is a precondition, never overwritten by a retry.
@@ -55,6 +56,17 @@ export async function patchObject(call: WriteCall): Promise<void> {
       if (!isConflict || pinned || attempt >= maxPatchAttempts) throw error;
     }
   }
+}
+
+/** The patch as kube decodes it before applying it; decoding errors are 400s. */
+function decodePatch(type: string, text: string, write: WriteParameters): unknown {
+  const patch = parseJson(text);
+  // kube decodes the operations first, then counts them (handlers/patch.go).
+  if (type === patchTypes.json) {
+    checkJsonPatch(patch, text, write);
+    checkJsonPatchSize(patch);
+  } else checkMergePatch(patch, text, write);
+  return patch;
 }
 
 /** The patch applied to the current object, decoded back as kube decodes the result (422 on `patch` when it cannot be). */
@@ -74,8 +86,37 @@ function patchedObject(call: WriteCall, type: string, current: ApiObject, patch:
   const patched = object as ApiObject;
   const name = patched.metadata.name ?? '';
   if (name !== call.info.name) throw badRequest(`the name of the object (${name}) does not match the name on the URL (${call.info.name})`);
+  checkPatchedKind(call, object, undecodable);
   checkTypeMeta(call, patched);
   return patched;
+}
+
+/**
+ * The type meta of a patched object: kube's serializer reads apiVersion and
+ * kind as strings first (a 422 on `patch` when it cannot), and a kind the
+ * patch changed reaches the custom resource validator (ValidateTypeMeta),
+ * named by the kind it now has.
+ */
+function checkPatchedKind(call: WriteCall, object: Record<string, unknown>, undecodable: (message: string) => ApiError): void {
+  for (const field of ['apiVersion', 'kind']) {
+    const value = object[field];
+    if (value !== undefined && value !== null && typeof value !== 'string') {
+      throw undecodable(`couldn't get version/kind; json parse error: json: cannot unmarshal ${goTypeName(value)} into Go struct field .${field} of type string`);
+    }
+  }
+  const expected = call.resource.strategy.descriptor.kind;
+  const kind = object['kind'];
+  if (typeof kind === 'string' && kind !== '' && kind !== expected && object['apiVersion'] === `${call.gv.group}/${call.gv.version}`) {
+    const name = (object['metadata'] as { name?: string } | undefined)?.name ?? '';
+    throw invalid(call.gv.group, kind, name, [invalidValue('kind', kind, `must be ${expected}`)]);
+  }
+}
+
+/** How Go's encoding/json names a JSON value's type in its errors. */
+function goTypeName(value: unknown): string {
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'boolean') return 'bool';
+  return value === null ? 'null' : typeof value;
 }
 
 function applyPatch(type: string, current: ApiObject, patch: unknown): unknown {
@@ -85,9 +126,10 @@ function applyPatch(type: string, current: ApiObject, patch: unknown): unknown {
   if (operations.includes(null)) throw patchFailed();
   try {
     return jsonPatch.applyPatch(structuredClone(current), operations as jsonPatch.Operation[], true, false).newDocument;
-  } catch (error) {
-    if (error instanceof jsonPatch.JsonPatchError) throw patchFailed();
-    throw error;
+  } catch {
+    // JsonPatchError, a plain Error for prototype paths (`/constructor/prototype/x`), a TypeError for an
+    // operation on a document an earlier one removed: the operations fail on this object, as they do in kube.
+    throw patchFailed();
   }
 }
 
@@ -97,8 +139,12 @@ function applyPatch(type: string, current: ApiObject, patch: unknown): unknown {
  * with ErrBadJSONPatch and returns any other value as the patched document,
  * which then cannot be decoded as an object.
  */
-function checkMergePatch(patch: unknown, write: WriteParameters): void {
-  if (patch !== null && typeof patch === 'object' && !Array.isArray(patch)) return;
+function checkMergePatch(patch: unknown, text: string, write: WriteParameters): void {
+  if (patch !== null && typeof patch === 'object' && !Array.isArray(patch)) {
+    const overflowing = write.fieldValidation === 'Ignore' ? undefined : firstOverflowingNumber(text);
+    if (overflowing !== undefined) throw badRequest(`error decoding patch: json: cannot unmarshal number ${overflowing.literal} into Go value of type float64`);
+    return;
+  }
   if (patch === null) throw badRequest('Invalid JSON Patch');
   const kind = Array.isArray(patch) ? 'array' : typeof patch === 'boolean' ? 'bool' : typeof patch;
   if (write.fieldValidation !== 'Ignore') {
@@ -120,7 +166,7 @@ function patchFailed(): ApiError {
  * []handlers.jsonPatchOp (op, path, from as strings) unless fieldValidation
  * is Ignore, else jsonpatch.DecodePatch. A malformed operation is a 400.
  */
-function checkJsonPatch(patch: unknown, write: WriteParameters): void {
+function checkJsonPatch(patch: unknown, text: string, write: WriteParameters): void {
   const strict = write.fieldValidation !== 'Ignore';
   const kind = (value: unknown): string => (Array.isArray(value) ? 'array' : value === null ? 'null' : typeof value === 'boolean' ? 'bool' : typeof value);
   const refuse = (message: string): ApiError => badRequest(strict ? `error decoding patch: ${message}` : message);
@@ -129,15 +175,19 @@ function checkJsonPatch(patch: unknown, write: WriteParameters): void {
     throw refuse(`json: cannot unmarshal ${kind(patch)} into Go value of type ${strict ? '[]handlers.jsonPatchOp' : 'jsonpatch.Patch'}`);
   }
   const operations: unknown[] = patch;
-  for (const operation of operations) {
+  // A value too large for a float64 fails the strict decoding of the operation holding it (in document order with the type errors).
+  const overflowing = strict ? firstOverflowingNumber(text) : undefined;
+  for (const [index, operation] of operations.entries()) {
     if (operation === null) continue;
     if (typeof operation !== 'object' || Array.isArray(operation)) {
       throw refuse(`json: cannot unmarshal ${kind(operation)} into Go value of type ${strict ? 'handlers.jsonPatchOp' : 'jsonpatch.Operation'}`);
     }
     if (!strict) continue;
-    for (const field of ['op', 'path', 'from'] as const) {
-      const value = (operation as Record<string, unknown>)[field];
-      if (value !== undefined && value !== null && typeof value !== 'string') {
+    for (const [field, value] of Object.entries(operation as Record<string, unknown>)) {
+      if (field === 'value' && overflowing?.path[0] === index && overflowing.path[1] === 'value') {
+        throw refuse(`json: cannot unmarshal number ${overflowing.literal} into Go struct field jsonPatchOp.value of type float64`);
+      }
+      if ((field === 'op' || field === 'path' || field === 'from') && value !== null && typeof value !== 'string') {
         throw refuse(`json: cannot unmarshal ${kind(value)} into Go struct field jsonPatchOp.${field} of type string`);
       }
     }
@@ -163,8 +213,14 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
   return result;
 }
 
-async function applyObject(call: WriteCall, text: string, write: WriteParameters): Promise<void> {
-  const decoded = await decodeObject(text, patchTypes.apply);
+async function applyObject(call: WriteCall, body: Buffer, write: WriteParameters): Promise<void> {
+  const current = await currentOrUndefined(call);
+  // Apply creates a missing object, but a subresource never does (the status store's Update forbids create).
+  if (current === undefined && subresourceOf(call) !== '') throw notFound(call.gr, call.info.name);
+  // kube decodes an apply configuration as YAML (sigs.k8s.io/yaml), JSON included: goyaml's reader refuses what is not UTF-8 text.
+  const problem = yamlReaderProblem(body);
+  if (problem !== undefined) throw badRequest(`error decoding YAML: error converting YAML to JSON: yaml: ${problem}`);
+  const decoded = await decodeObject(body.toString('utf8'), patchTypes.apply);
   if (decoded === null || typeof decoded !== 'object' || Array.isArray(decoded)) throw badRequest('the apply configuration must be an object');
   const rawMetadata = (decoded as Record<string, unknown>)['metadata'];
   const configuration = withTypedMetadata(call, decoded as Record<string, unknown>);
@@ -177,7 +233,10 @@ async function applyObject(call: WriteCall, text: string, write: WriteParameters
     throw badRequest(`the name of the object (${name}) does not match the name on the URL (${call.info.name})`);
   }
   configuration.metadata.name = call.info.name;
-  const current = await currentOrUndefined(call);
+  // The field manager names the configuration by the namespace it carries (none unless the client set one).
+  if (!isRecord(rawMetadata) || typeof rawMetadata['namespace'] !== 'string' || rawMetadata['namespace'] === '') {
+    Reflect.deleteProperty(configuration.metadata, 'namespace');
+  }
   if (current === undefined) {
     const uid = configuration.metadata.uid;
     if (uid !== undefined && uid !== '') {
@@ -185,12 +244,33 @@ async function applyObject(call: WriteCall, text: string, write: WriteParameters
     }
   }
   // What the configuration sets of the object's metadata is validated as the update (or create) it becomes.
-  const result: ApiObject = { ...configuration, metadata: { ...current?.metadata, ...configuration.metadata } };
-  if (current === undefined) await admitCreate(call, result);
-  else await admitUpdate(call, result, current);
+  const result: ApiObject = { ...configuration, metadata: { ...current?.metadata, ...configuration.metadata, namespace: call.info.namespace } };
+  try {
+    if (current === undefined) await admitCreate(call, result);
+    else await admitUpdate(call, result, current);
+  } catch (error) {
+    throw await typedPatchFailureOr(error, call, configuration, write);
+  }
   const applied = await call.resource.store.apply(call.info.namespace, call.info.name, configuration, subresourceOf(call), write);
   sendWarnings(call.res, applied.warnings);
   respondObject(call.req, call.res, 200, applied.object, call.resource.strategy);
+}
+
+/**
+ * kube's field manager builds the typed patch before anything is validated,
+ * and refuses a configuration the schema cannot type (a 500 there, a 400
+ * here: the backing store's translation). The schema lives with the backing
+ * store, so a configuration this server found invalid is tried there as a
+ * dry run: its typing error, if any, is the answer kube gives first.
+ */
+async function typedPatchFailureOr(error: unknown, call: WriteCall, configuration: ApiObject, write: WriteParameters): Promise<unknown> {
+  if (!(error instanceof ApiError) || error.reason !== 'Invalid') return error;
+  try {
+    await call.resource.store.apply(call.info.namespace, call.info.name, configuration, subresourceOf(call), { ...write, dryRun: ['All'] });
+  } catch (probe) {
+    if (probe instanceof ApiError && probe.code === 400 && probe.message.startsWith('failed to create typed patch object')) return probe;
+  }
+  return error;
 }
 
 async function currentOrUndefined(call: WriteCall): Promise<ApiObject | undefined> {

@@ -488,12 +488,33 @@ describe('issue 15: patches and query parameters are refused as kube refuses the
     expect([await resourceVersionOf('raw-byte', false), await resourceVersionOf('raw-byte', true)]).toEqual(before);
   });
 
-  it('accepts what kube accepts: a negative limit on list and deletecollection', async () => {
-    await createBoth('negative-limit');
-    for (const reference of [false, true]) {
-      const response = await send({ method: 'GET', path: '?limit=-1' }, reference);
-      expect(response.status, response.body).toBe(200);
+  it('accepts what kube accepts: a negative limit, a JSON patch adding without a value, a status patch changing what the status strategy resets', async () => {
+    await createBoth('accepted');
+    const accepted: Sent[] = [
+      { method: 'GET', path: '?limit=-1' },
+      { method: 'PATCH', path: '/accepted', body: '[{"op":"add","path":"/unknownField"}]', contentType: jsonPatch },
+      { method: 'PATCH', path: '/accepted/status', body: '{"apiVersion":" ","kind":"Other","spec":{"hostSelector":{"matchLabels":{"a b":"c"}}}}', contentType: merge },
+    ];
+    for (const request of accepted) {
+      for (const reference of [false, true]) {
+        const response = await send(request, reference);
+        expect([request.path, reference, response.status], response.body).toEqual([request.path, reference, 200]);
+      }
     }
+    const ours = (await send({ method: 'GET', path: '/accepted' }, false)).json as { spec: unknown };
+    expect(ours.spec).toEqual({ poweredOn: false });
+  });
+
+  it('a patch removing the kind no longer decodes: 422 Invalid on `patch`, as kube', async () => {
+    await createBoth('kindless');
+    const before = [await resourceVersionOf('kindless', false), await resourceVersionOf('kindless', true)];
+    const request: Sent = { method: 'PATCH', path: '/kindless', body: '[{"op":"remove","path":"/kind"}]', contentType: jsonPatch };
+    const [ours, theirs] = [await send(request, false), await send(request, true)];
+    expect(theirs.status, theirs.body).toBe(422);
+    expect(ours.json).toMatchObject({ code: 422, reason: 'Invalid', details: { causes: [{ reason: 'FieldValueInvalid', field: 'patch' }] } });
+    const missingKind = (text: string): string => text.replace(/^.*Object 'Kind' is missing in '.*$/s, "Object 'Kind' is missing");
+    expect(missingKind(ours.body)).toBe(missingKind(theirs.body));
+    expect([await resourceVersionOf('kindless', false), await resourceVersionOf('kindless', true)]).toEqual(before);
   });
 
   /**

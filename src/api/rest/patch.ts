@@ -87,8 +87,27 @@ function patchedObject(call: WriteCall, type: string, current: ApiObject, patch:
   const name = patched.metadata.name ?? '';
   if (name !== call.info.name) throw badRequest(`the name of the object (${name}) does not match the name on the URL (${call.info.name})`);
   checkPatchedKind(call, object, undecodable);
+  if (subresourceOf(call) === 'status') {
+    // The status strategy resets the type meta, after BeforeUpdate checked the namespace.
+    patched.apiVersion = `${call.gv.group}/${call.gv.version}`;
+    patched.kind = call.resource.strategy.descriptor.kind;
+    checkTypeMeta(call, patched);
+    return statusWrite(current, patched);
+  }
   checkTypeMeta(call, patched);
   return patched;
+}
+
+/**
+ * The CRD status strategy's PrepareForUpdate: a status write keeps all of
+ * the stored object but its status (type meta and spec included, whatever
+ * the patch made of them); the metadata stays for the preconditions and
+ * admitUpdate, which restores the stored one.
+ */
+function statusWrite(current: ApiObject, patched: ApiObject): ApiObject {
+  const { status: _storedStatus, ...stored } = current;
+  const status = (patched as { status?: unknown }).status;
+  return { ...stored, apiVersion: patched.apiVersion, kind: patched.kind, metadata: patched.metadata, ...(status === undefined ? {} : { status }) };
 }
 
 /**
@@ -104,9 +123,14 @@ function checkPatchedKind(call: WriteCall, object: Record<string, unknown>, unde
       throw undecodable(`couldn't get version/kind; json parse error: json: cannot unmarshal ${goTypeName(value)} into Go struct field .${field} of type string`);
     }
   }
+  // The serializer refuses to decode into an Unstructured without them (runtime.NewMissingKindErr, NewMissingVersionErr).
+  const missing = (field: string): boolean => typeof object[field] !== 'string' || object[field] === '';
+  if (missing('kind')) throw undecodable(`Object 'Kind' is missing in '${JSON.stringify(sortKeys(object))}'`);
+  if (missing('apiVersion')) throw undecodable(`Object 'apiVersion' is missing in '${JSON.stringify(sortKeys(object))}'`);
+  if (subresourceOf(call) === 'status') return;
   const expected = call.resource.strategy.descriptor.kind;
   const kind = object['kind'];
-  if (typeof kind === 'string' && kind !== '' && kind !== expected && object['apiVersion'] === `${call.gv.group}/${call.gv.version}`) {
+  if (typeof kind === 'string' && kind !== expected && object['apiVersion'] === `${call.gv.group}/${call.gv.version}`) {
     const name = (object['metadata'] as { name?: string } | undefined)?.name ?? '';
     throw invalid(call.gv.group, kind, name, [invalidValue('kind', kind, `must be ${expected}`)]);
   }
@@ -125,12 +149,19 @@ function applyPatch(type: string, current: ApiObject, patch: unknown): unknown {
   const operations = (patch ?? []) as (jsonPatch.Operation | null)[];
   if (operations.includes(null)) throw patchFailed();
   try {
-    return jsonPatch.applyPatch(structuredClone(current), operations as jsonPatch.Operation[], true, false).newDocument;
+    return jsonPatch.applyPatch(structuredClone(current), operations.map(withDefaultValue), true, false).newDocument;
   } catch {
     // JsonPatchError, a plain Error for prototype paths (`/constructor/prototype/x`), a TypeError for an
     // operation on a document an earlier one removed: the operations fail on this object, as they do in kube.
     throw patchFailed();
   }
+}
+
+/** kube's JSON patch library adds or replaces with null where an operation has no value; fast-json-patch would refuse it. */
+function withDefaultValue(operation: jsonPatch.Operation | null): jsonPatch.Operation {
+  const op = operation as jsonPatch.Operation;
+  if ((op.op === 'add' || op.op === 'replace') && !Object.hasOwn(op, 'value')) return { ...op, value: null } as jsonPatch.Operation;
+  return op;
 }
 
 /**
@@ -146,7 +177,7 @@ function checkMergePatch(patch: unknown, text: string, write: WriteParameters): 
     return;
   }
   if (patch === null) throw badRequest('Invalid JSON Patch');
-  const kind = Array.isArray(patch) ? 'array' : typeof patch === 'boolean' ? 'bool' : typeof patch;
+  const kind = goTypeName(patch);
   if (write.fieldValidation !== 'Ignore') {
     throw badRequest(`error decoding patch: json: cannot unmarshal ${kind} into Go value of type map[string]interface {}`);
   }
@@ -168,11 +199,10 @@ function patchFailed(): ApiError {
  */
 function checkJsonPatch(patch: unknown, text: string, write: WriteParameters): void {
   const strict = write.fieldValidation !== 'Ignore';
-  const kind = (value: unknown): string => (Array.isArray(value) ? 'array' : value === null ? 'null' : typeof value === 'boolean' ? 'bool' : typeof value);
   const refuse = (message: string): ApiError => badRequest(strict ? `error decoding patch: ${message}` : message);
   if (!Array.isArray(patch)) {
     if (patch === null) return;
-    throw refuse(`json: cannot unmarshal ${kind(patch)} into Go value of type ${strict ? '[]handlers.jsonPatchOp' : 'jsonpatch.Patch'}`);
+    throw refuse(`json: cannot unmarshal ${goTypeName(patch)} into Go value of type ${strict ? '[]handlers.jsonPatchOp' : 'jsonpatch.Patch'}`);
   }
   const operations: unknown[] = patch;
   // A value too large for a float64 fails the strict decoding of the operation holding it (in document order with the type errors).
@@ -180,7 +210,7 @@ function checkJsonPatch(patch: unknown, text: string, write: WriteParameters): v
   for (const [index, operation] of operations.entries()) {
     if (operation === null) continue;
     if (typeof operation !== 'object' || Array.isArray(operation)) {
-      throw refuse(`json: cannot unmarshal ${kind(operation)} into Go value of type ${strict ? 'handlers.jsonPatchOp' : 'jsonpatch.Operation'}`);
+      throw refuse(`json: cannot unmarshal ${goTypeName(operation)} into Go value of type ${strict ? 'handlers.jsonPatchOp' : 'jsonpatch.Operation'}`);
     }
     if (!strict) continue;
     for (const [field, value] of Object.entries(operation as Record<string, unknown>)) {
@@ -188,7 +218,7 @@ function checkJsonPatch(patch: unknown, text: string, write: WriteParameters): v
         throw refuse(`json: cannot unmarshal number ${overflowing.literal} into Go struct field jsonPatchOp.value of type float64`);
       }
       if ((field === 'op' || field === 'path' || field === 'from') && value !== null && typeof value !== 'string') {
-        throw refuse(`json: cannot unmarshal ${kind(value)} into Go struct field jsonPatchOp.${field} of type string`);
+        throw refuse(`json: cannot unmarshal ${goTypeName(value)} into Go struct field jsonPatchOp.${field} of type string`);
       }
     }
   }

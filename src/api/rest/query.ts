@@ -44,7 +44,7 @@ export function parseListParameters(query: URLSearchParams): ListParameters {
   const errors = params.watch ? watchErrors(params) : listErrors(params);
   if (errors.length > 0) throw invalid('meta.k8s.io', 'ListOptions', '', errors);
   // The storage layer parses the resourceVersion after the options are validated.
-  if (!params.watch && params.resourceVersion !== undefined) checkReadResourceVersion(params.resourceVersion, 'list');
+  if (params.resourceVersion !== undefined) checkReadResourceVersion(params.resourceVersion, params.watch ? 'watch' : 'list');
   return params;
 }
 
@@ -56,11 +56,12 @@ function positiveLimit(limit: number | undefined): string | undefined {
 /**
  * The resourceVersion of a get or list, parsed as the storage layer's
  * APIObjectVersioner.ParseResourceVersion does. A list answers kube's 400
- * (`invalid resource version: ...`); on a get kube-apiserver passes the
- * storage.InvalidError through as a bare 500, and bad input gets the 400
- * kube should have given (issue 15), with kube's wording.
+ * (`invalid resource version: ...`); on a get or a watch kube-apiserver
+ * passes the storage.InvalidError through as a bare 500, and bad input gets
+ * the 400 kube should have given (issue 15), with kube's wording. Checked
+ * before a watch answers its 200.
  */
-export function checkReadResourceVersion(text: string, verb: 'get' | 'list'): void {
+export function checkReadResourceVersion(text: string, verb: 'get' | 'list' | 'watch'): void {
   if (/^[0-9]+$/.test(text) && BigInt(text) < 2n ** 64n) return;
   const problem = /^[0-9]+$/.test(text) ? 'value out of range' : 'invalid syntax';
   const detail = `resourceVersion: Invalid value: ${JSON.stringify(text)}: strconv.ParseUint: parsing ${JSON.stringify(text)}: ${problem}`;

@@ -31,6 +31,8 @@ describe('ListOptions from the query, as metav1 converts them (strconv.ParseInt)
   it('a resourceVersion that is not a uint64 is a 400 with the storage layer’s words, after the options are validated', () => {
     expect(refusal(() => list('resourceVersion=%25'))).toEqual({ code: 400, message: 'invalid resource version: resourceVersion: Invalid value: "%": strconv.ParseUint: parsing "%": invalid syntax' });
     expect(refusal(() => list('resourceVersion=x&sendInitialEvents='))?.code).toBe(422);
+    // A watch refuses it before its 200, in the words kube's 500 uses.
+    expect(refusal(() => list('watch=true&resourceVersion=-1'))).toEqual({ code: 400, message: 'resourceVersion: Invalid value: "-1": strconv.ParseUint: parsing "-1": invalid syntax' });
     expect(refusal(() => { checkReadResourceVersion('18446744073709551616', 'get'); })?.message).toBe(
       'resourceVersion: Invalid value: "18446744073709551616": strconv.ParseUint: parsing "18446744073709551616": value out of range',
     );

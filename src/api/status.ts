@@ -185,3 +185,8 @@ export function timeout(message: string): ApiError {
 export function isApiError(e: unknown): e is ApiError {
   return e instanceof ApiError;
 }
+
+/** rest.BeforeDelete's answer to a uid precondition that does not hold. */
+export function deleteUidMismatch(precondition: string, actual: string): string {
+  return `the UID in the precondition (${precondition}) does not match the UID in record (${actual}). The object might have been deleted and then recreated`;
+}

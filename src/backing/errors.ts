@@ -6,7 +6,7 @@
  * only reveal infrastructure (our own RBAC, server faults) becomes a generic
  * error; the details go to the log, not to the tenant.
  */
-import { ApiError, internalError, notFound, type GroupResource, type StatusCause } from '../api/status.js';
+import { ApiError, badRequest, internalError, notFound, type GroupResource, type StatusCause } from '../api/status.js';
 import { KubeApiError } from './kube-client.js';
 import type { StorageMapping } from './storage-mapping.js';
 
@@ -51,6 +51,22 @@ export function translateBackingError(error: unknown, mapping: StorageMapping, t
     ...(causes === undefined ? {} : { causes }),
     ...retryAfter,
   });
+}
+
+/**
+ * kube-apiserver's field manager answers a bare 500 when it cannot build a
+ * typed patch from an apply configuration (a field the schema does not
+ * declare, a value of the wrong type: managedfields TypedConverter). That
+ * is bad input, so the client gets the 400 kube should have given (issue
+ * 15), worded as kube words it for the virtual object: `(<namespace of the
+ * configuration>/<name>; <apiVersion>, Kind=<kind>)`.
+ */
+export function applyRefusal(error: unknown, mapping: StorageMapping, target: VirtualTarget, configuredNamespace: string): ApiError | undefined {
+  if (!(error instanceof KubeApiError) || error.statusCode !== 500) return undefined;
+  const problem = /^failed to create typed patch object \([^)]*\): ([\s\S]*)$/.exec(error.status?.message ?? '')?.[1];
+  if (problem === undefined) return undefined;
+  const identity = `${configuredNamespace}/${target.name}; ${mapping.virtualApiVersion}, Kind=${mapping.virtual.kind}`;
+  return badRequest(`failed to create typed patch object (${identity}): ${renamer(mapping, target)(problem)}`);
 }
 
 /** A generic 500 for the client; the original stays attached for the log. */

@@ -16,12 +16,12 @@
  * kube-apiserver does when the patch carries no resourceVersion.
  */
 import { checkPathSegmentName } from '../api/request-info.js';
-import { ApiError, badRequest, conflict, internalError, notFound, type GroupResource } from '../api/status.js';
+import { ApiError, badRequest, conflict, deleteUidMismatch, internalError, notFound, type GroupResource } from '../api/status.js';
 import { compareStorageKeys, type ApiObject, type ObjectList } from '../api/rest/types.js';
 import { escapeFieldValue } from '../api/selectors.js';
 import { unwrapContinue, wrapContinue, type ListIdentity } from './continue-token.js';
 import { Informer } from './informer.js';
-import { renamer, translateBackingError, type VirtualTarget } from './errors.js';
+import { applyRefusal, renamer, translateBackingError, type VirtualTarget } from './errors.js';
 import { KubeApiError, type KubeClient, type KubeStatus } from './kube-client.js';
 import { backingName, bookkeeping, virtualUid, type StorageMapping } from './storage-mapping.js';
 import type { SelectionPredicate } from '../api/rest/selection.js';
@@ -155,11 +155,15 @@ export class RecordStore implements WritableStore {
     Reflect.deleteProperty(record.metadata, 'finalizers');
     const path = this.recordPath(target, subresource);
     const response = await this.backing(target, () =>
-      this.client.call<ApiObject>('PATCH', path, {
-        body: record,
-        contentType: 'application/apply-patch+yaml',
-        query: { ...writeParams(query), force: query.force },
-      }),
+      this.client
+        .call<ApiObject>('PATCH', path, {
+          body: record,
+          contentType: 'application/apply-patch+yaml',
+          query: { ...writeParams(query), force: query.force },
+        })
+        .catch((error: unknown) => {
+          throw applyRefusal(error, this.mapping, target, configuration.metadata.namespace ?? '') ?? error;
+        }),
     );
     return { object: this.virtualOf(response.body, target), warnings: response.warnings.map(renamer(this.mapping, target)) };
   }
@@ -221,7 +225,11 @@ export class RecordStore implements WritableStore {
   ): Promise<{ uid?: string; resourceVersion?: string } | undefined> {
     if (preconditions?.uid === undefined) return preconditions;
     const current = await this.record(target);
-    this.checkUid(target, preconditions.uid, current);
+    const actual = virtualUid(current.metadata.uid ?? '');
+    if (preconditions.uid !== '' && preconditions.uid !== actual) {
+      // The generic store's BeforeDelete words it with the kind, as for a resourceVersion precondition.
+      throw conflict({ group: target.gr.group, resource: this.mapping.virtual.kind }, target.name, deleteUidMismatch(preconditions.uid, actual));
+    }
     return { ...preconditions, uid: current.metadata.uid };
   }
 

@@ -58,6 +58,11 @@ export const KNOWN_DIFFERENCES: readonly KnownDifference[] = [
     applies: (_, ours, theirs) => theirs.status === 500 && ours.status === 400 && isStatus(ours),
   },
   {
+    name: 'nesting-bound',
+    why: "The server refuses JSON nested deeper than 1000 levels (400, `exceeded max depth of 1000`); kube's bound is 10000, where V8 cannot serialize or clone such objects on its default stack (docs/architecture.md, Limits on request work). Between the two kube accepts the body or refuses it otherwise.",
+    applies: (_, ours, theirs) => ours.status === 400 && theirs.status !== 400 && messageOf(ours).endsWith('exceeded max depth of 1000'),
+  },
+  {
     name: 'tenant-status-writes',
     why: "Tenant roles on tenancy.metal3.io grant no status writes (deploy/: the status is the server's), while the reference CRD's test role grants hostclaims/status.",
     applies: (c, ours) => c.sender === 'tenant' && ours.status === 403 && c.path.split('?')[0]?.includes('/status') === true,
@@ -75,6 +80,11 @@ interface StatusBody {
 export function isStatus(response: RawResponse): boolean {
   const body = response.json as StatusBody | null | undefined;
   return typeof body === 'object' && body !== null && body.kind === 'Status' && body.apiVersion === 'v1' && body.status === 'Failure' && body.code === response.status;
+}
+
+function messageOf(response: RawResponse): string {
+  const message = (response.json as { message?: unknown } | null | undefined)?.message;
+  return typeof message === 'string' ? message : '';
 }
 
 export function reasonOf(response: RawResponse): string {

@@ -5,7 +5,7 @@
  * garbage collector's finalizers for Foreground/Orphan.
  */
 import { writeJson } from '../../server/respond.js';
-import { ApiError, conflict, type GroupResource } from '../status.js';
+import { ApiError, conflict, deleteUidMismatch, type GroupResource } from '../status.js';
 import { parseJson, readBody } from './body.js';
 import type { WriteCall } from './contracts.js';
 import { parseDeleteParameters, parseListParameters, type DeleteParameters } from './query.js';
@@ -61,8 +61,8 @@ async function deleteOne(call: WriteCall, name: string, options: DeleteParameter
 }
 
 function checkPreconditions(gr: GroupResource, kind: string, name: string, current: ApiObject, preconditions: { uid?: string; resourceVersion?: string } | undefined): void {
-  if (preconditions?.uid !== undefined && preconditions.uid !== current.metadata.uid) {
-    throw conflict(gr, name, `Precondition failed: UID in precondition: ${preconditions.uid}, UID in object meta: ${current.metadata.uid ?? ''}`);
+  if (preconditions?.uid !== undefined && preconditions.uid !== '' && preconditions.uid !== current.metadata.uid) {
+    throw conflict({ group: gr.group, resource: kind }, name, deleteUidMismatch(preconditions.uid, current.metadata.uid ?? ''));
   }
   if (preconditions?.resourceVersion !== undefined && preconditions.resourceVersion !== current.metadata.resourceVersion) {
     // The generic store's BeforeDelete words it with the kind, not the resource.

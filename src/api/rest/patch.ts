@@ -1,22 +1,26 @@
 /**
  * patch, in k8s.io/apiserver handlers/patch.go order: output negotiation,
- * body, PatchOptions, then the patch applied to fresh state. Merge and JSON
- * patches are decoded and validated like an update (a patched object that
- * no longer decodes is kube's 422 on `patch`) and retried on a conflict when
- * the patch pins no resourceVersion; server-side apply is validated here and
- * delegated to the backing store's field manager.
+ * body, PatchOptions, then the stored object is read (kube decodes the
+ * patch inside GuaranteedUpdate, so a missing object is a 404 whatever the
+ * body) and the patch decoded and applied to it. Merge and JSON patches are
+ * decoded as kube's strict decoding does, validated like an update (a
+ * patched object that no longer decodes is kube's 422 on `patch`) and
+ * retried on a conflict when the patch pins no resourceVersion; server-side
+ * apply (which creates a missing object, except on a subresource) is
+ * validated here and delegated to the backing store's field manager.
  */
 import jsonPatch from 'fast-json-patch';
 import { invalid, invalidValue } from '../field-errors.js';
 import { decodeObjectMeta, MetaDecodeError } from '../object-meta.js';
-import { ApiError, badRequest, conflict, optimisticLockMessage, unsupportedMediaType } from '../status.js';
-import { checkJsonPatchSize, decodeObject, mediaType, parseJson, parseJsonDocument, patchTypes, readBody, strictDecodingWarnings } from './body.js';
+import { ApiError, badRequest, conflict, notFound, optimisticLockMessage, unsupportedMediaType } from '../status.js';
+import { checkJsonPatchSize, decodeObject, mediaType, parseJson, parseJsonDocument, patchTypes, readBodyBytes, strictDecodingWarnings } from './body.js';
 import type { WriteCall } from './contracts.js';
-import type { StrictErrors } from './body-worker.js';
+import { firstOverflowingNumber, type StrictErrors } from './body-worker.js';
 import { admitCreate, admitUpdate, checkTypeMeta, pruneSchemaOf, strictDecoding, subresourceOf, withTypedMetadata } from './decode.js';
 import { parseWriteParameters, type WriteParameters } from './query.js';
 import { negotiateWriteOutput, respondObject, sendWarnings } from './representation.js';
 import type { ApiObject } from './types.js';
+import { yamlReaderProblem } from './yaml-reader.js';
 
 const maxPatchAttempts = 5;
 
@@ -26,22 +30,17 @@ export async function patchObject(call: WriteCall): Promise<void> {
     throw unsupportedMediaType([patchTypes.json, patchTypes.merge, patchTypes.apply]);
   }
   negotiateWriteOutput(call.req, 'object');
-  const text = await readBody(call.req);
+  const body = await readBodyBytes(call.req);
   const write = parseWriteParameters(call.url.searchParams, { patchType: type });
   if (type === patchTypes.apply) {
-    await applyObject(call, text, write);
+    await applyObject(call, body, write);
     return;
   }
-  // A merge patch is pruned like a body (in the worker when large): unknown fields never reach this thread whole.
-  const { value: patch, unknownFields } =
-    type === patchTypes.merge ? await parseJsonDocument(text, { schema: pruneSchemaOf(call), mergePatch: true }) : { value: parseJson(text), unknownFields: undefined };
-  // kube decodes the operations first, then counts them (handlers/patch.go).
-  if (type === patchTypes.json) {
-    checkJsonPatch(patch, write);
-    checkJsonPatchSize(patch);
-  } else checkMergePatch(patch, write);
+  // kube decodes a patch inside GuaranteedUpdate, after reading the object: a missing object is a 404 whatever the body.
+  let current = await call.resource.store.get(call.info.namespace, call.info.name, undefined);
+  const { patch, unknownFields } = await decodePatch(call, type, body.toString('utf8'), write);
   for (let attempt = 1; ; attempt++) {
-    const current = await call.resource.store.get(call.info.namespace, call.info.name, undefined);
+    if (attempt > 1) current = await call.resource.store.get(call.info.namespace, call.info.name, undefined);
     const patched = patchedObject(call, type, current, patch);
     const precondition = patched.metadata.resourceVersion;
     // A resourceVersion inside the patch is a precondition, never overwritten by a retry.
@@ -61,6 +60,21 @@ export async function patchObject(call: WriteCall): Promise<void> {
   }
 }
 
+/** The patch as kube decodes it before applying it; decoding errors are 400s. */
+async function decodePatch(call: WriteCall, type: string, text: string, write: WriteParameters): Promise<{ patch: unknown; unknownFields: StrictErrors | undefined }> {
+  if (type === patchTypes.json) {
+    const patch = parseJson(text);
+    // kube decodes the operations first, then counts them (handlers/patch.go).
+    checkJsonPatch(patch, text, write);
+    checkJsonPatchSize(patch);
+    return { patch, unknownFields: undefined };
+  }
+  // A merge patch is pruned like a body (in the worker when large): unknown fields never reach this thread whole.
+  const { value: patch, unknownFields } = await parseJsonDocument(text, { schema: pruneSchemaOf(call), mergePatch: true });
+  checkMergePatch(patch, text, write);
+  return { patch, unknownFields };
+}
+
 /** The patch applied to the current object, decoded back as kube decodes the result (422 on `patch` when it cannot be). */
 function patchedObject(call: WriteCall, type: string, current: ApiObject, patch: unknown): ApiObject {
   const result = applyPatch(type, current, patch);
@@ -78,8 +92,61 @@ function patchedObject(call: WriteCall, type: string, current: ApiObject, patch:
   const patched = object as ApiObject;
   const name = patched.metadata.name ?? '';
   if (name !== call.info.name) throw badRequest(`the name of the object (${name}) does not match the name on the URL (${call.info.name})`);
+  checkPatchedKind(call, object, undecodable);
+  if (subresourceOf(call) === 'status') {
+    // The status strategy resets the type meta, after BeforeUpdate checked the namespace.
+    patched.apiVersion = `${call.gv.group}/${call.gv.version}`;
+    patched.kind = call.resource.strategy.descriptor.kind;
+    checkTypeMeta(call, patched);
+    return statusWrite(current, patched);
+  }
   checkTypeMeta(call, patched);
   return patched;
+}
+
+/**
+ * The CRD status strategy's PrepareForUpdate: a status write keeps all of
+ * the stored object but its status (type meta and spec included, whatever
+ * the patch made of them); the metadata stays for the preconditions and
+ * admitUpdate, which restores the stored one.
+ */
+function statusWrite(current: ApiObject, patched: ApiObject): ApiObject {
+  const { status: _storedStatus, ...stored } = current;
+  const status = (patched as { status?: unknown }).status;
+  return { ...stored, apiVersion: patched.apiVersion, kind: patched.kind, metadata: patched.metadata, ...(status === undefined ? {} : { status }) };
+}
+
+/**
+ * The type meta of a patched object: kube's serializer reads apiVersion and
+ * kind as strings first (a 422 on `patch` when it cannot), and a kind the
+ * patch changed reaches the custom resource validator (ValidateTypeMeta),
+ * named by the kind it now has.
+ */
+function checkPatchedKind(call: WriteCall, object: Record<string, unknown>, undecodable: (message: string) => ApiError): void {
+  for (const field of ['apiVersion', 'kind']) {
+    const value = object[field];
+    if (value !== undefined && value !== null && typeof value !== 'string') {
+      throw undecodable(`couldn't get version/kind; json parse error: json: cannot unmarshal ${goTypeName(value)} into Go struct field .${field} of type string`);
+    }
+  }
+  // The serializer refuses to decode into an Unstructured without them (runtime.NewMissingKindErr, NewMissingVersionErr).
+  const missing = (field: string): boolean => typeof object[field] !== 'string' || object[field] === '';
+  if (missing('kind')) throw undecodable(`Object 'Kind' is missing in '${JSON.stringify(sortKeys(object))}'`);
+  if (missing('apiVersion')) throw undecodable(`Object 'apiVersion' is missing in '${JSON.stringify(sortKeys(object))}'`);
+  if (subresourceOf(call) === 'status') return;
+  const expected = call.resource.strategy.descriptor.kind;
+  const kind = object['kind'];
+  if (typeof kind === 'string' && kind !== expected && object['apiVersion'] === `${call.gv.group}/${call.gv.version}`) {
+    const name = (object['metadata'] as { name?: string } | undefined)?.name ?? '';
+    throw invalid(call.gv.group, kind, name, [invalidValue('kind', kind, `must be ${expected}`)]);
+  }
+}
+
+/** How Go's encoding/json names a JSON value's type in its errors. */
+function goTypeName(value: unknown): string {
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'boolean') return 'bool';
+  return value === null ? 'null' : typeof value;
 }
 
 function applyPatch(type: string, current: ApiObject, patch: unknown): unknown {
@@ -88,11 +155,19 @@ function applyPatch(type: string, current: ApiObject, patch: unknown): unknown {
   const operations = (patch ?? []) as (jsonPatch.Operation | null)[];
   if (operations.includes(null)) throw patchFailed();
   try {
-    return jsonPatch.applyPatch(structuredClone(current), operations as jsonPatch.Operation[], true, false).newDocument;
-  } catch (error) {
-    if (error instanceof jsonPatch.JsonPatchError) throw patchFailed();
-    throw error;
+    return jsonPatch.applyPatch(structuredClone(current), operations.map(withDefaultValue), true, false).newDocument;
+  } catch {
+    // JsonPatchError, a plain Error for prototype paths (`/constructor/prototype/x`), a TypeError for an
+    // operation on a document an earlier one removed: the operations fail on this object, as they do in kube.
+    throw patchFailed();
   }
+}
+
+/** kube's JSON patch library adds or replaces with null where an operation has no value; fast-json-patch would refuse it. */
+function withDefaultValue(operation: jsonPatch.Operation | null): jsonPatch.Operation {
+  const op = operation as jsonPatch.Operation;
+  if ((op.op === 'add' || op.op === 'replace') && !Object.hasOwn(op, 'value')) return { ...op, value: null } as jsonPatch.Operation;
+  return op;
 }
 
 /**
@@ -101,10 +176,14 @@ function applyPatch(type: string, current: ApiObject, patch: unknown): unknown {
  * with ErrBadJSONPatch and returns any other value as the patched document,
  * which then cannot be decoded as an object.
  */
-function checkMergePatch(patch: unknown, write: WriteParameters): void {
-  if (patch !== null && typeof patch === 'object' && !Array.isArray(patch)) return;
+function checkMergePatch(patch: unknown, text: string, write: WriteParameters): void {
+  if (patch !== null && typeof patch === 'object' && !Array.isArray(patch)) {
+    const overflowing = write.fieldValidation === 'Ignore' ? undefined : firstOverflowingNumber(text);
+    if (overflowing !== undefined) throw badRequest(`error decoding patch: json: cannot unmarshal number ${overflowing.literal} into Go value of type float64`);
+    return;
+  }
   if (patch === null) throw badRequest('Invalid JSON Patch');
-  const kind = Array.isArray(patch) ? 'array' : typeof patch === 'boolean' ? 'bool' : typeof patch;
+  const kind = goTypeName(patch);
   if (write.fieldValidation !== 'Ignore') {
     throw badRequest(`error decoding patch: json: cannot unmarshal ${kind} into Go value of type map[string]interface {}`);
   }
@@ -124,25 +203,28 @@ function patchFailed(): ApiError {
  * []handlers.jsonPatchOp (op, path, from as strings) unless fieldValidation
  * is Ignore, else jsonpatch.DecodePatch. A malformed operation is a 400.
  */
-function checkJsonPatch(patch: unknown, write: WriteParameters): void {
+function checkJsonPatch(patch: unknown, text: string, write: WriteParameters): void {
   const strict = write.fieldValidation !== 'Ignore';
-  const kind = (value: unknown): string => (Array.isArray(value) ? 'array' : value === null ? 'null' : typeof value === 'boolean' ? 'bool' : typeof value);
   const refuse = (message: string): ApiError => badRequest(strict ? `error decoding patch: ${message}` : message);
   if (!Array.isArray(patch)) {
     if (patch === null) return;
-    throw refuse(`json: cannot unmarshal ${kind(patch)} into Go value of type ${strict ? '[]handlers.jsonPatchOp' : 'jsonpatch.Patch'}`);
+    throw refuse(`json: cannot unmarshal ${goTypeName(patch)} into Go value of type ${strict ? '[]handlers.jsonPatchOp' : 'jsonpatch.Patch'}`);
   }
   const operations: unknown[] = patch;
-  for (const operation of operations) {
+  // A value too large for a float64 fails the strict decoding of the operation holding it (in document order with the type errors).
+  const overflowing = strict ? firstOverflowingNumber(text) : undefined;
+  for (const [index, operation] of operations.entries()) {
     if (operation === null) continue;
     if (typeof operation !== 'object' || Array.isArray(operation)) {
-      throw refuse(`json: cannot unmarshal ${kind(operation)} into Go value of type ${strict ? 'handlers.jsonPatchOp' : 'jsonpatch.Operation'}`);
+      throw refuse(`json: cannot unmarshal ${goTypeName(operation)} into Go value of type ${strict ? 'handlers.jsonPatchOp' : 'jsonpatch.Operation'}`);
     }
     if (!strict) continue;
-    for (const field of ['op', 'path', 'from'] as const) {
-      const value = (operation as Record<string, unknown>)[field];
-      if (value !== undefined && value !== null && typeof value !== 'string') {
-        throw refuse(`json: cannot unmarshal ${kind(value)} into Go struct field jsonPatchOp.${field} of type string`);
+    for (const [field, value] of Object.entries(operation as Record<string, unknown>)) {
+      if (field === 'value' && overflowing?.path[0] === index && overflowing.path[1] === 'value') {
+        throw refuse(`json: cannot unmarshal number ${overflowing.literal} into Go struct field jsonPatchOp.value of type float64`);
+      }
+      if ((field === 'op' || field === 'path' || field === 'from') && value !== null && typeof value !== 'string') {
+        throw refuse(`json: cannot unmarshal ${goTypeName(value)} into Go struct field jsonPatchOp.${field} of type string`);
       }
     }
   }
@@ -167,8 +249,14 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
   return result;
 }
 
-async function applyObject(call: WriteCall, text: string, write: WriteParameters): Promise<void> {
-  const { value: decoded, duplicates, firstUnknownField } = await decodeObject(text, patchTypes.apply, { schema: pruneSchemaOf(call) });
+async function applyObject(call: WriteCall, body: Buffer, write: WriteParameters): Promise<void> {
+  const current = await currentOrUndefined(call);
+  // Apply creates a missing object, but a subresource never does (the status store's Update forbids create).
+  if (current === undefined && subresourceOf(call) !== '') throw notFound(call.gr, call.info.name);
+  // kube decodes an apply configuration as YAML (sigs.k8s.io/yaml), JSON included: goyaml's reader refuses what is not UTF-8 text.
+  const problem = yamlReaderProblem(body);
+  if (problem !== undefined) throw badRequest(`error decoding YAML: error converting YAML to JSON: yaml: ${problem}`);
+  const { value: decoded, duplicates, firstUnknownField } = await decodeObject(body.toString('utf8'), patchTypes.apply, { schema: pruneSchemaOf(call) });
   if (decoded === null || typeof decoded !== 'object' || Array.isArray(decoded)) throw badRequest('the apply configuration must be an object');
   const rawMetadata = (decoded as Record<string, unknown>)['metadata'];
   const configuration = withTypedMetadata(call, decoded as Record<string, unknown>);
@@ -181,8 +269,12 @@ async function applyObject(call: WriteCall, text: string, write: WriteParameters
     throw badRequest(`the name of the object (${name}) does not match the name on the URL (${call.info.name})`);
   }
   configuration.metadata.name = call.info.name;
+  // The field manager builds the typed patch before anything is validated.
   refuseUndeclaredField(call, rawMetadata, firstUnknownField);
-  const current = await currentOrUndefined(call);
+  // The field manager names the configuration by the namespace it carries (none unless the client set one).
+  if (!isRecord(rawMetadata) || typeof rawMetadata['namespace'] !== 'string' || rawMetadata['namespace'] === '') {
+    Reflect.deleteProperty(configuration.metadata, 'namespace');
+  }
   if (current === undefined) {
     const uid = configuration.metadata.uid;
     if (uid !== undefined && uid !== '') {
@@ -190,9 +282,13 @@ async function applyObject(call: WriteCall, text: string, write: WriteParameters
     }
   }
   // What the configuration sets of the object's metadata is validated as the update (or create) it becomes.
-  const result: ApiObject = { ...configuration, metadata: { ...current?.metadata, ...configuration.metadata } };
-  if (current === undefined) await admitCreate(call, result);
-  else await admitUpdate(call, result, current);
+  const result: ApiObject = { ...configuration, metadata: { ...current?.metadata, ...configuration.metadata, namespace: call.info.namespace } };
+  try {
+    if (current === undefined) await admitCreate(call, result);
+    else await admitUpdate(call, result, current);
+  } catch (error) {
+    throw await typedPatchFailureOr(error, call, configuration, write);
+  }
   const decodingWarnings = applyStrictDecoding(duplicates, write);
   const applied = await call.resource.store.apply(call.info.namespace, call.info.name, configuration, subresourceOf(call), write);
   sendWarnings(call.res, [...decodingWarnings, ...applied.warnings]);
@@ -224,6 +320,23 @@ function applyStrictDecoding(duplicates: StrictErrors, write: WriteParameters): 
   if (duplicates.count === 0 || write.fieldValidation === 'Ignore') return [];
   if (write.fieldValidation === 'Strict') throw badRequest(`error strict decoding YAML: error converting YAML to JSON: ${duplicates.message}`);
   return strictDecodingWarnings(duplicates.first.map((error) => `error converting YAML to JSON: ${error}`)).map((w) => `299 - ${JSON.stringify(w)}`);
+}
+
+/**
+ * kube's field manager builds the typed patch before anything is validated,
+ * and refuses a configuration the schema cannot type (a 500 there, a 400
+ * here: the backing store's translation). The schema lives with the backing
+ * store, so a configuration this server found invalid is tried there as a
+ * dry run: its typing error, if any, is the answer kube gives first.
+ */
+async function typedPatchFailureOr(error: unknown, call: WriteCall, configuration: ApiObject, write: WriteParameters): Promise<unknown> {
+  if (!(error instanceof ApiError) || error.reason !== 'Invalid') return error;
+  try {
+    await call.resource.store.apply(call.info.namespace, call.info.name, configuration, subresourceOf(call), { ...write, dryRun: ['All'] });
+  } catch (probe) {
+    if (probe instanceof ApiError && probe.code === 400 && probe.message.startsWith('failed to create typed patch object')) return probe;
+  }
+  return error;
 }
 
 async function currentOrUndefined(call: WriteCall): Promise<ApiObject | undefined> {

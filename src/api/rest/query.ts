@@ -33,18 +33,39 @@ export function parseListParameters(query: URLSearchParams): ListParameters {
   const params: ListParameters = {
     watch: truthy(query.get('watch')),
     selection: parseSelection(query),
-    limit: nonEmpty(query.get('limit')),
+    limit: positiveLimit(queryInt64(query, 'limit')),
     continue: nonEmpty(query.get('continue')),
     resourceVersion: nonEmpty(query.get('resourceVersion')),
     resourceVersionMatch: nonEmpty(query.get('resourceVersionMatch')),
     sendInitialEvents: query.has('sendInitialEvents') ? truthy(query.get('sendInitialEvents')) : undefined,
     allowWatchBookmarks: truthy(query.get('allowWatchBookmarks')),
-    timeoutSeconds: optionalInteger(query, 'timeoutSeconds'),
+    timeoutSeconds: queryInt64(query, 'timeoutSeconds'),
   };
-  if (params.limit !== undefined && !/^\d+$/.test(params.limit)) throw badRequest(`invalid limit: ${params.limit}`);
   const errors = params.watch ? watchErrors(params) : listErrors(params);
   if (errors.length > 0) throw invalid('meta.k8s.io', 'ListOptions', '', errors);
+  // The storage layer parses the resourceVersion after the options are validated.
+  if (params.resourceVersion !== undefined) checkReadResourceVersion(params.resourceVersion, params.watch ? 'watch' : 'list');
   return params;
+}
+
+/** ListOptions.limit is an int64; zero or less asks for everything. */
+function positiveLimit(limit: number | undefined): string | undefined {
+  return limit === undefined || limit <= 0 ? undefined : String(limit);
+}
+
+/**
+ * The resourceVersion of a get or list, parsed as the storage layer's
+ * APIObjectVersioner.ParseResourceVersion does. A list answers kube's 400
+ * (`invalid resource version: ...`); on a get or a watch kube-apiserver
+ * passes the storage.InvalidError through as a bare 500, and bad input gets
+ * the 400 kube should have given (issue 15), with kube's wording. Checked
+ * before a watch answers its 200.
+ */
+export function checkReadResourceVersion(text: string, verb: 'get' | 'list' | 'watch'): void {
+  if (/^[0-9]+$/.test(text) && BigInt(text) < 2n ** 64n) return;
+  const problem = /^[0-9]+$/.test(text) ? 'value out of range' : 'invalid syntax';
+  const detail = `resourceVersion: Invalid value: ${JSON.stringify(text)}: strconv.ParseUint: parsing ${JSON.stringify(text)}: ${problem}`;
+  throw badRequest(verb === 'list' ? `invalid resource version: ${detail}` : detail);
 }
 
 /** Label selector first, as kube parses them; a reserved key is refused once the selector is known to be well-formed. */
@@ -78,6 +99,11 @@ function listErrors(p: ListParameters): FieldError[] {
 function watchErrors(p: ListParameters): FieldError[] {
   const errors: FieldError[] = [];
   const match = p.resourceVersionMatch;
+  // SetListOptionsDefaults (WatchList on): a watch from "" or "0" naming neither is a watch-list from NotOlderThan, which refuses continue.
+  const legacy = p.resourceVersion === undefined || p.resourceVersion === '0';
+  if (p.sendInitialEvents === undefined && match === undefined && legacy && p.continue !== undefined) {
+    errors.push(forbiddenField('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
+  }
   if (p.sendInitialEvents !== undefined && match !== 'NotOlderThan') {
     errors.push(forbiddenField('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'));
   }
@@ -167,14 +193,17 @@ export function parseDeleteParameters(query: URLSearchParams, body: unknown): De
   return options;
 }
 
+/** Convert_url_Values_To_v1_DeleteOptions: a present propagationPolicy is set even when empty; uid and resourceVersion are preconditions. */
 function deleteOptionsFromQuery(query: URLSearchParams): DeleteParameters {
   const dryRun = query.getAll('dryRun');
   const orphan = query.getAll('orphanDependents');
+  const uid = nonEmpty(query.get('uid'));
+  const resourceVersion = nonEmpty(query.get('resourceVersion'));
   return {
-    propagationPolicy: nonEmpty(query.get('propagationPolicy')),
+    propagationPolicy: query.get('propagationPolicy') ?? undefined,
     orphanDependents: orphan.length === 0 ? undefined : goBool(orphan[0] ?? ''),
     gracePeriodSeconds: queryInt64(query, 'gracePeriodSeconds'),
-    preconditions: undefined,
+    preconditions: uid === undefined && resourceVersion === undefined ? undefined : { ...(uid === undefined ? {} : { uid }), ...(resourceVersion === undefined ? {} : { resourceVersion }) },
     dryRun: dryRun.length > 0 ? dryRun : undefined,
   };
 }
@@ -227,11 +256,4 @@ function truthy(value: string | null): boolean {
 /** Convert_Slice_string_To_bool: only "0" and "false" (any case) are false. */
 function goBool(value: string): boolean {
   return value !== '0' && value.toLowerCase() !== 'false';
-}
-
-function optionalInteger(query: URLSearchParams, name: string): number | undefined {
-  const value = nonEmpty(query.get(name));
-  if (value === undefined) return undefined;
-  if (!/^-?\d+$/.test(value)) throw badRequest(`invalid ${name}: ${value}`);
-  return Number(value);
 }

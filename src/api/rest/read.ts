@@ -5,12 +5,13 @@
  * whatever it returns, on every resourceVersion path.
  */
 import { respondList, respondObject } from './representation.js';
-import { parseListParameters, type ListParameters, type ListScope } from './query.js';
+import { checkReadResourceVersion, parseListParameters, type ListParameters, type ListScope } from './query.js';
 import type { Call } from './contracts.js';
 import type { ApiObject, ObjectList } from './types.js';
 
 export async function getObject(call: Call): Promise<void> {
-  const rv = call.url.searchParams.get('resourceVersion') ?? undefined;
+  const rv = call.url.searchParams.get('resourceVersion') ?? '';
+  if (rv !== '') checkReadResourceVersion(rv, 'get');
   const object = await call.resource.store.get(call.info.namespace, call.info.name, rv === '' ? undefined : rv);
   respondObject(call.req, call.res, 200, object, call.resource.strategy);
 }

@@ -8,7 +8,8 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { ApiError, badRequest, unsupportedMediaType } from '../status.js';
-import { parseMediaRange } from '../negotiation.js';
+import { parseContentType } from '../negotiation.js';
+import { ACCEPTED_MEDIA_TYPES } from './output.js';
 import { duplicateFields, jsonDepth } from './json-scan.js';
 import { decodeYamlOffThread } from './yaml-decoder.js';
 
@@ -50,17 +51,23 @@ export async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** The body's media type, '' when none was sent; one Go's mime.ParseMediaType rejects matches nothing served (kube's 415). */
 export function mediaType(req: IncomingMessage): string {
-  const range = parseMediaRange(req.headers['content-type'] ?? '');
-  return range === undefined ? '' : `${range.type}/${range.subtype}`;
+  return parseContentType(req.headers['content-type']) ?? '(unparsable)';
+}
+
+/** kube picks the body's decoder before it reads options or the body: a type it has none for is its 415 first. */
+export function checkObjectMediaType(req: IncomingMessage): void {
+  const type = mediaType(req);
+  if (type !== '' && type !== 'application/json' && type !== 'application/yaml') throw unsupportedMediaType(ACCEPTED_MEDIA_TYPES);
 }
 
 /** A JSON (or YAML, which kube also accepts for objects) object body. */
 export async function decodeObject(text: string, type: string): Promise<unknown> {
   // kube reads a body without Content-Type as JSON.
   if (type === 'application/json' || type === '') return parseJson(text);
-  if (type === 'application/yaml' || type === patchTypes.apply) return parseYamlDocument(text);
-  throw unsupportedMediaType(['application/json', 'application/yaml']);
+  if (type === 'application/yaml') return parseYamlDocument(text);
+  throw unsupportedMediaType(ACCEPTED_MEDIA_TYPES);
 }
 
 /** JSON.parse is iterative and linear; the depth bound protects the recursive code after it. */

@@ -10,7 +10,7 @@ import jsonPatch from 'fast-json-patch';
 import { invalid, invalidValue } from '../field-errors.js';
 import { decodeObjectMeta, MetaDecodeError } from '../object-meta.js';
 import { ApiError, badRequest, conflict, optimisticLockMessage, unsupportedMediaType } from '../status.js';
-import { checkJsonPatchSize, decodeObject, mediaType, parseJson, patchTypes, readBody } from './body.js';
+import { checkJsonPatchSize, decodeObject, parseJson, patchTypes, readBody } from './body.js';
 import type { WriteCall } from './contracts.js';
 import { admitCreate, admitUpdate, checkTypeMeta, subresourceOf, withTypedMetadata } from './decode.js';
 import { parseWriteParameters, type WriteParameters } from './query.js';
@@ -20,11 +20,11 @@ import type { ApiObject } from './types.js';
 const maxPatchAttempts = 5;
 
 export async function patchObject(call: WriteCall): Promise<void> {
-  const type = mediaType(call.req);
+  const type = patchType(call.req.headers['content-type'] ?? '');
   if (type !== patchTypes.merge && type !== patchTypes.json && type !== patchTypes.apply) {
     throw unsupportedMediaType([patchTypes.json, patchTypes.merge, patchTypes.apply]);
   }
-  negotiateWriteOutput(call.req, 'object');
+  negotiateWriteOutput(call.req);
   const text = await readBody(call.req);
   const write = parseWriteParameters(call.url.searchParams, { patchType: type });
   if (type === patchTypes.apply) {
@@ -55,6 +55,12 @@ export async function patchObject(call: WriteCall): Promise<void> {
       if (!isConflict || pinned || attempt >= maxPatchAttempts) throw error;
     }
   }
+}
+
+/** patch.go reads the patch type as the header up to its first `;`, as sent: no case folding, no parameter checks. */
+function patchType(contentType: string): string {
+  const semicolon = contentType.indexOf(';');
+  return semicolon > 0 ? contentType.slice(0, semicolon) : contentType;
 }
 
 /** The patch applied to the current object, decoded back as kube decodes the result (422 on `patch` when it cannot be). */
@@ -164,7 +170,8 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
 }
 
 async function applyObject(call: WriteCall, text: string, write: WriteParameters): Promise<void> {
-  const decoded = await decodeObject(text, patchTypes.apply);
+  // An apply configuration is a YAML (or JSON) document.
+  const decoded = await decodeObject(text, 'application/yaml');
   if (decoded === null || typeof decoded !== 'object' || Array.isArray(decoded)) throw badRequest('the apply configuration must be an object');
   const rawMetadata = (decoded as Record<string, unknown>)['metadata'];
   const configuration = withTypedMetadata(call, decoded as Record<string, unknown>);

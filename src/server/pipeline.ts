@@ -17,6 +17,7 @@ import type { ApiServerMetrics } from '../observability/metrics.js';
 import { withAuthentication } from './filters/authentication.js';
 import { withAuthorization } from './filters/authorization.js';
 import { errorRenderer, notFoundHandler } from './filters/errors.js';
+import { withImpersonation } from './filters/impersonation.js';
 import { withMaxInFlight, type InFlightLimits } from './filters/max-in-flight.js';
 import { withRequestInfo } from './filters/request-info.js';
 import { withRequestLog } from './filters/request-log.js';
@@ -42,6 +43,7 @@ export function buildHandlerChain(deps: PipelineDependencies): Express {
   app.use(withRequestLog(deps.logger, deps.metrics));
   app.use(noCache());
   app.use(withAuthentication(deps.authenticator, deps.metrics));
+  app.use(withImpersonation(deps.authorizer));
   app.use(withMaxInFlight(deps.inFlightLimits, deps.metrics));
   app.use(withAuthorization(deps.authorizer, deps.metrics));
   for (const handler of deps.handlers) app.use(handler);

@@ -1,11 +1,23 @@
-/** Response encoding shared by every handler: JSON bodies and metav1.Status errors. */
+/** Response encoding shared by every handler: JSON and YAML bodies, metav1.Status errors. */
 import type { ServerResponse } from 'node:http';
+import { stringify } from 'yaml';
 import type { ApiError } from '../api/status.js';
 
 export const jsonContentType = 'application/json';
 
 export function writeJson(res: ServerResponse, code: number, body: unknown, contentType = jsonContentType): void {
   writeSerialized(res, code, JSON.stringify(body), contentType);
+}
+
+export const yamlContentType = 'application/yaml';
+
+/**
+ * YAML as kube's serializer writes it (sigs.k8s.io/yaml JSONToYAML over
+ * go-yaml): the JSON document with map keys sorted, sequences not indented
+ * under their key, no line folding.
+ */
+export function writeYaml(res: ServerResponse, code: number, body: unknown): void {
+  writeSerialized(res, code, stringify(body, { sortMapEntries: true, indentSeq: false, lineWidth: 0, aliasDuplicateObjects: false }), yamlContentType);
 }
 
 /** Writes an already serialized body with exactly the given Content-Type (express would rewrite it). */

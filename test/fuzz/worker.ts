@@ -121,8 +121,8 @@ export class Worker {
 
   /**
    * What a refused write changed on our side: the target's resourceVersion
-   * (status-only changes on a non-status write are the binder's, not the
-   * request's), or a create that left an object behind.
+   * (nothing else writes it: the environment runs without the binder), or a
+   * create that left an object behind.
    */
   async #changeSince(before: Snapshot, c: FuzzCase, p: Placeholders): Promise<string | undefined> {
     const after = await this.#read('ours', this.placeholders.obj);
@@ -130,11 +130,6 @@ export class Worker {
     this.#known.ours = after;
     if (c.method === 'POST' && (await this.#read('ours', p.new)) !== undefined) return 'object created';
     if (after.resourceVersion === before.resourceVersion) return undefined;
-    const statusWrite = resolve(c.path, p).split('?')[0]?.includes('/status') === true;
-    const { status: _statusBefore, metadata: metaBefore, ...restBefore } = before.object;
-    const { status: _statusAfter, metadata: metaAfter, ...restAfter } = after.object;
-    const stable = (meta: unknown): string => JSON.stringify({ ...(meta as Record<string, unknown>), resourceVersion: undefined, managedFields: undefined });
-    if (!statusWrite && stable(metaBefore) === stable(metaAfter) && JSON.stringify(restBefore) === JSON.stringify(restAfter)) return undefined;
     const fields = [...new Set([...Object.keys(before.object), ...Object.keys(after.object)])].filter((key) => JSON.stringify(before.object[key]) !== JSON.stringify(after.object[key]));
     return `resourceVersion moved (${fields.join(', ')} differ)`;
   }

@@ -14,7 +14,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { requestContext } from '../../server/context.js';
 import { exactRoutes } from '../../server/routes.js';
-import { isPlainJson, negotiate } from '../negotiation.js';
+import { negotiate, type MediaRange } from '../negotiation.js';
 import type { ApiGroupVersion } from '../resource.js';
 import { etagMatches, serializeDocument, type SerializedDocument } from '../serialized-document.js';
 import type { SchemaSource } from './schema-source.js';
@@ -53,8 +53,13 @@ export function openAPIRouter(gv: ApiGroupVersion, source: SchemaSource): Reques
   ]);
 }
 
+/** kube-openapi's handler matches type and subtype each against its own or `*`, and ignores parameters. */
+export function openAPIJson(range: MediaRange): boolean {
+  return (range.type === 'application' || range.type === '*') && (range.subtype === 'json' || range.subtype === '*');
+}
+
 function serve(req: Request, res: Response, doc: SerializedDocument, hash: string | undefined): void {
-  negotiate(req.headers.accept, [{ value: JSON_TYPE, matches: isPlainJson }], [JSON_TYPE]);
+  negotiate(req.headers.accept, [{ value: JSON_TYPE, matches: openAPIJson }], [JSON_TYPE]);
   res.setHeader('Vary', 'Accept');
   res.setHeader('ETag', doc.etag);
   if (hash !== undefined) {

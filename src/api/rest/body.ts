@@ -10,7 +10,8 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { ApiError, badRequest, unsupportedMediaType } from '../status.js';
-import { parseMediaRange } from '../negotiation.js';
+import { parseContentType } from '../negotiation.js';
+import { ACCEPTED_MEDIA_TYPES } from './output.js';
 import { duplicateFields, jsonDepth, pruneUnknownFields, strictErrors, unknownFieldError, type PruneSchema, type StrictErrors } from './body-worker.js';
 import { decodeOffThread, type DecodeOptions } from './body-decoder.js';
 
@@ -59,9 +60,15 @@ export async function readBodyBytes(req: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
+/** The body's media type, '' when none was sent; one Go's mime.ParseMediaType rejects matches nothing served (kube's 415). */
 export function mediaType(req: IncomingMessage): string {
-  const range = parseMediaRange(req.headers['content-type'] ?? '');
-  return range === undefined ? '' : `${range.type}/${range.subtype}`;
+  return parseContentType(req.headers['content-type']) ?? '(unparsable)';
+}
+
+/** kube picks the body's decoder before it reads options or the body: a type it has none for is its 415 first. */
+export function checkObjectMediaType(req: IncomingMessage): void {
+  const type = mediaType(req);
+  if (type !== '' && type !== 'application/json' && type !== 'application/yaml') throw unsupportedMediaType(ACCEPTED_MEDIA_TYPES);
 }
 
 /**
@@ -90,8 +97,8 @@ export interface PruneOptions {
 export async function decodeObject(text: string, type: string, options: PruneOptions = {}): Promise<DecodedDocument> {
   // kube reads a body without Content-Type as JSON.
   if (type === 'application/json' || type === '') return parseJsonDocument(text, options);
-  if (type === 'application/yaml' || type === patchTypes.apply) return parseYamlDocument(text, options);
-  throw unsupportedMediaType(['application/json', 'application/yaml']);
+  if (type === 'application/yaml') return parseYamlDocument(text, options);
+  throw unsupportedMediaType(ACCEPTED_MEDIA_TYPES);
 }
 
 /**

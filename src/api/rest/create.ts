@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../status.js';
+import { checkObjectMediaType } from './body.js';
 import type { WriteCall } from './contracts.js';
 import { admitCreate, decodeBody } from './decode.js';
 import { parseWriteParameters } from './query.js';
@@ -14,7 +15,8 @@ import { negotiateWriteOutput, respondObject, sendWarnings } from './representat
 const maxGenerateNameAttempts = 8;
 
 export async function createObject(call: WriteCall): Promise<void> {
-  negotiateWriteOutput(call.req, 'object');
+  negotiateWriteOutput(call.req);
+  checkObjectMediaType(call.req);
   const write = parseWriteParameters(call.url.searchParams, 'CreateOptions');
   const { object, warnings } = await decodeBody(call, write);
   const prefix = object.metadata.generateName;

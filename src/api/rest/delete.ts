@@ -14,7 +14,7 @@ import { negotiateWriteOutput, respondList, respondObject } from './representati
 import type { ApiObject } from './types.js';
 
 export async function deleteObject(call: WriteCall): Promise<void> {
-  negotiateWriteOutput(call.req, 'object');
+  negotiateWriteOutput(call.req);
   const options = await deleteOptions(call);
   const result = await deleteOne(call, call.info.name, options);
   if (result.kind === 'pending') {
@@ -75,7 +75,7 @@ function checkPreconditions(gr: GroupResource, kind: string, name: string, curre
 }
 
 export async function deleteCollection(call: WriteCall): Promise<void> {
-  negotiateWriteOutput(call.req, 'list');
+  negotiateWriteOutput(call.req);
   const listParameters = parseListParameters(call.url.searchParams);
   const options = await deleteOptions(call);
   const list = await listAll(call, listParameters);

@@ -14,6 +14,7 @@ import { groupVersionString, type ApiGroupVersion, type Verb } from '../resource
 import { escapeFieldValue, parseFieldSelector } from '../selectors.js';
 import { badRequest, methodNotAllowed, methodNotSupported, notFound, type GroupResource } from '../status.js';
 import type { Call, RestResource, WriteCall } from './contracts.js';
+import { guardCommits } from './commit-guard.js';
 import { createObject } from './create.js';
 import { deleteCollection, deleteObject } from './delete.js';
 import { patchObject } from './patch.js';
@@ -50,20 +51,6 @@ export function restRouter(gv: ApiGroupVersion, resources: readonly RestResource
     await dispatch({ req, res, info, url, resource, gv, gr });
   });
   return router;
-}
-
-/**
- * No write verb upgrades a connection. kube-aggregator proxies a request
- * carrying `Connection: Upgrade` (httpstream.IsUpgradeRequest) as an upgrade
- * and turns any answer below 400 that is not a 101 into a 503: a write
- * served normally would be committed and reported as failed. Refused
- * before anything is read or written; an error passes through the
- * aggregator unchanged.
- */
-function refuseUpgrade(call: WriteCall): void {
-  const connection = call.req.headers.connection ?? '';
-  if (!connection.toLowerCase().includes('upgrade')) return;
-  throw badRequest(`connection upgrade is not supported for ${call.info.verb} requests on ${call.gr.resource}.${call.gr.group}`);
 }
 
 /** A read-only resource must not advertise a write verb it could never serve (discovery honesty). */
@@ -131,8 +118,8 @@ function watchParameters(call: Call): ListParameters {
   return params;
 }
 
-async function dispatchWrite(call: WriteCall): Promise<void> {
-  refuseUpgrade(call);
+async function dispatchWrite(unguarded: WriteCall): Promise<void> {
+  const call = guardCommits(unguarded);
   switch (call.info.verb) {
     case 'create':
       return createObject(call);

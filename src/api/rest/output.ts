@@ -13,11 +13,11 @@
  * includeObject=None and `items: null` for an empty PartialObjectMetadataList.
  *
  * Deliberate differences from kube for a CRD endpoint:
- * - Only JSON is served: `application/yaml`, protobuf and CBOR ranges are
- *   skipped during negotiation (kube would serve protobuf for
- *   PartialObjectMetadata(List)), and the 406 lists only `application/json`
- *   where kube lists `application/json, application/yaml,
- *   application/vnd.kubernetes.protobuf`.
+ * - Objects and lists are served as JSON or YAML; Table and
+ *   PartialObjectMetadata(List) only as JSON: a YAML range asking for them,
+ *   protobuf and CBOR ranges are skipped during negotiation (kube would
+ *   serve them, and protobuf for PartialObjectMetadata(List)). Errors and a
+ *   delete's Status are always JSON (kube encodes them as negotiated).
  * - `as=PartialObjectMetadataList` on a single-object request gets the 406
  *   kube returns for built-in types; for CRDs kube answers 500 "content is not
  *   a list" because an unstructured object passes its list check.
@@ -47,16 +47,21 @@ export type OutputFormat =
   | { readonly kind: 'table'; readonly version: MetaVersion }
   | { readonly kind: 'partialObjectMetadata'; readonly version: MetaVersion };
 
-/** Media types this server can encode resources as (kube's CRD list minus yaml and protobuf). */
-export const SERVED_MEDIA_TYPES: readonly string[] = ['application/json'];
+/** What an object or list response may be: a representation above, or the object itself as YAML (kube's YAML serializer). */
+export type ResponseFormat = OutputFormat | { readonly kind: 'yaml' };
+
+/** The media types kube-apiserver lists for a custom resource (its 406 and 415 messages). */
+export const ACCEPTED_MEDIA_TYPES: readonly string[] = ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf'];
 
 const META_GROUP = 'meta.k8s.io';
 
-type Conversion = OutputFormat | { readonly kind: 'partialObjectMetadataList'; readonly version: MetaVersion };
+export type Conversion = ResponseFormat | { readonly kind: 'partialObjectMetadataList'; readonly version: MetaVersion };
 
 /**
  * What one Accept range asks for, or undefined when kube's CRD endpoint
- * would skip it: a media type other than JSON (or a wildcard covering it),
+ * would skip it (or this server does not serve it: YAML with a
+ * conversion): a media type other than JSON or YAML (or a wildcard covering
+ * JSON, the first of kube's serializers),
  * an unknown `stream=` or `sv=`, or any `as`/`g`/`v` that is not Table or
  * PartialObjectMetadata(List) in meta.k8s.io/v1 or v1beta1 (kube's
  * `AllowsMediaTypeTransform`; `g` or `v` alone also request a conversion).
@@ -65,13 +70,14 @@ function conversionOf(range: MediaRange): Conversion | undefined {
   const json =
     (range.type === 'application' && (range.subtype === 'json' || range.subtype === '*')) ||
     (range.type === '*' && range.subtype === '*');
-  if (!json) return undefined;
+  const yaml = range.type === 'application' && range.subtype === 'yaml';
+  if (!json && !yaml) return undefined;
   const { as, g, v, stream, sv } = range.params;
   if (stream !== undefined && stream !== '' && stream !== 'watch') return undefined;
   // AllowsServerVersion compares with the scope's meta group version (meta.k8s.io/v1).
   if (sv !== undefined && sv !== '' && sv !== 'v1') return undefined;
-  if (as === undefined && g === undefined && v === undefined) return { kind: 'json' };
-  if (g !== META_GROUP || (v !== 'v1' && v !== 'v1beta1')) return undefined;
+  if (as === undefined && g === undefined && v === undefined) return { kind: yaml ? 'yaml' : 'json' };
+  if (yaml || g !== META_GROUP || (v !== 'v1' && v !== 'v1beta1')) return undefined;
   if (as === 'Table') return { kind: 'table', version: v };
   if (as === 'PartialObjectMetadata') return { kind: 'partialObjectMetadata', version: v };
   if (as === 'PartialObjectMetadataList') return { kind: 'partialObjectMetadataList', version: v };
@@ -80,10 +86,10 @@ function conversionOf(range: MediaRange): Conversion | undefined {
 
 function sameConversion(a: Conversion | undefined, b: Conversion): boolean {
   if (a === undefined || a.kind !== b.kind) return false;
-  return a.kind === 'json' || b.kind === 'json' || a.version === b.version;
+  return a.kind === 'json' || a.kind === 'yaml' || b.kind === 'json' || b.kind === 'yaml' || a.version === b.version;
 }
 
-const CONVERSIONS: readonly Conversion[] = [
+const STREAM_CONVERSIONS: readonly Conversion[] = [
   { kind: 'json' },
   ...(['v1', 'v1beta1'] as const).flatMap((version): Conversion[] => [
     { kind: 'table', version },
@@ -92,10 +98,12 @@ const CONVERSIONS: readonly Conversion[] = [
   ]),
 ];
 
-const OFFERS: readonly Offer<Conversion>[] = CONVERSIONS.map((value) => ({
-  value,
-  matches: (range) => sameConversion(conversionOf(range), value),
-}));
+const offersOf = (conversions: readonly Conversion[]): readonly Offer<Conversion>[] =>
+  conversions.map((value) => ({ value, matches: (range) => sameConversion(conversionOf(range), value) }));
+
+/** kube's YAML serializer has no streaming form: a watch skips YAML ranges. */
+const STREAM_OFFERS = offersOf(STREAM_CONVERSIONS);
+const OFFERS = offersOf([...STREAM_CONVERSIONS, { kind: 'yaml' }]);
 
 /**
  * Picks the representation for a resource response from the Accept header,
@@ -110,10 +118,27 @@ const OFFERS: readonly Offer<Conversion>[] = CONVERSIONS.map((value) => ({
  * Kube's rules do not depend on the resource served: an `as=` naming the
  * resource's own kind is skipped like any other unknown conversion.
  */
-export function negotiateOutput(accept: string | undefined, target: OutputTarget): OutputFormat {
-  const chosen = negotiate(accept, OFFERS, SERVED_MEDIA_TYPES);
+export function negotiateOutput(accept: string | undefined, target: 'watch'): OutputFormat;
+export function negotiateOutput(accept: string | undefined, target: OutputTarget): ResponseFormat;
+export function negotiateOutput(accept: string | undefined, target: OutputTarget): ResponseFormat {
+  if (target === 'watch') return fitTarget(negotiate(accept, STREAM_OFFERS, ACCEPTED_MEDIA_TYPES), target);
+  return fitTarget(negotiateConversion(accept), target);
+}
+
+/**
+ * The negotiation alone (kube's NegotiateOutputMediaType, the 406 a write
+ * gives before anything else): whether the conversion fits the target is
+ * only known when the response is encoded.
+ */
+export function negotiateConversion(accept: string | undefined): Conversion {
+  return negotiate(accept, OFFERS, ACCEPTED_MEDIA_TYPES);
+}
+
+/** The conversion applied to what the request reads; kube fails here, while encoding the response. */
+export function fitTarget(chosen: Conversion, target: OutputTarget): ResponseFormat {
   switch (chosen.kind) {
     case 'json':
+    case 'yaml':
     case 'table':
       return chosen;
     case 'partialObjectMetadata':

@@ -13,7 +13,7 @@ import jsonPatch from 'fast-json-patch';
 import { invalid, invalidValue } from '../field-errors.js';
 import { decodeObjectMeta, MetaDecodeError } from '../object-meta.js';
 import { ApiError, badRequest, conflict, notFound, optimisticLockMessage, unsupportedMediaType } from '../status.js';
-import { checkJsonPatchSize, decodeObject, mediaType, parseJson, parseJsonDocument, patchTypes, readBodyBytes, strictDecodingWarnings } from './body.js';
+import { checkJsonPatchSize, decodeObject, parseJson, parseJsonDocument, patchTypes, readBodyBytes, strictDecodingWarnings } from './body.js';
 import type { WriteCall } from './contracts.js';
 import { firstOverflowingNumber, type StrictErrors } from './body-worker.js';
 import { admitCreate, admitUpdate, checkTypeMeta, pruneSchemaOf, strictDecoding, subresourceOf, withTypedMetadata } from './decode.js';
@@ -25,11 +25,11 @@ import { yamlReaderProblem } from './yaml-reader.js';
 const maxPatchAttempts = 5;
 
 export async function patchObject(call: WriteCall): Promise<void> {
-  const type = mediaType(call.req);
+  const type = patchType(call.req.headers['content-type'] ?? '');
   if (type !== patchTypes.merge && type !== patchTypes.json && type !== patchTypes.apply) {
     throw unsupportedMediaType([patchTypes.json, patchTypes.merge, patchTypes.apply]);
   }
-  negotiateWriteOutput(call.req, 'object');
+  negotiateWriteOutput(call.req);
   const body = await readBodyBytes(call.req);
   const write = parseWriteParameters(call.url.searchParams, { patchType: type });
   if (type === patchTypes.apply) {
@@ -73,6 +73,12 @@ async function decodePatch(call: WriteCall, type: string, text: string, write: W
   const { value: patch, unknownFields } = await parseJsonDocument(text, { schema: pruneSchemaOf(call), mergePatch: true });
   checkMergePatch(patch, text, write);
   return { patch, unknownFields };
+}
+
+/** patch.go reads the patch type as the header up to its first `;`, as sent: no case folding, no parameter checks. */
+function patchType(contentType: string): string {
+  const semicolon = contentType.indexOf(';');
+  return semicolon > 0 ? contentType.slice(0, semicolon) : contentType;
 }
 
 /** The patch applied to the current object, decoded back as kube decodes the result (422 on `patch` when it cannot be). */
@@ -256,7 +262,7 @@ async function applyObject(call: WriteCall, body: Buffer, write: WriteParameters
   // kube decodes an apply configuration as YAML (sigs.k8s.io/yaml), JSON included: goyaml's reader refuses what is not UTF-8 text.
   const problem = yamlReaderProblem(body);
   if (problem !== undefined) throw badRequest(`error decoding YAML: error converting YAML to JSON: yaml: ${problem}`);
-  const { value: decoded, duplicates, firstUnknownField } = await decodeObject(body.toString('utf8'), patchTypes.apply, { schema: pruneSchemaOf(call) });
+  const { value: decoded, duplicates, firstUnknownField } = await decodeObject(body.toString('utf8'), 'application/yaml', { schema: pruneSchemaOf(call) });
   if (decoded === null || typeof decoded !== 'object' || Array.isArray(decoded)) throw badRequest('the apply configuration must be an object');
   const rawMetadata = (decoded as Record<string, unknown>)['metadata'];
   const configuration = withTypedMetadata(call, decoded as Record<string, unknown>);

@@ -1,9 +1,9 @@
-/** Writes objects and lists in the representation the client negotiated (JSON, Table, PartialObjectMetadata). */
+/** Writes objects and lists in the representation the client negotiated (JSON, YAML, Table, PartialObjectMetadata). */
 import type { Request, Response } from 'express';
 import { requestContext } from '../../server/context.js';
-import { writeJson } from '../../server/respond.js';
+import { writeJson, writeYaml } from '../../server/respond.js';
 import type { ResourceStrategy } from './contracts.js';
-import { negotiateOutput, parseIncludeObject, toPartialObjectMetadata, toPartialObjectMetadataList, toTable } from './output.js';
+import { negotiateConversion, negotiateOutput, parseIncludeObject, toPartialObjectMetadata, toPartialObjectMetadataList, toTable } from './output.js';
 import type { ApiObject, ObjectList } from './types.js';
 import { boundedWarnings } from './warnings.js';
 
@@ -11,12 +11,21 @@ export type { TableColumn } from './output.js';
 
 /**
  * Negotiates the response of a write before anything is read or written
- * (kube negotiates the output serializer first), Table options included:
- * a request refused for its Accept header changes nothing.
+ * (kube's NegotiateOutputMediaType comes first): a request refused for its
+ * Accept header changes nothing.
  */
-export function negotiateWriteOutput(req: Request, target: 'object' | 'list'): void {
+export function negotiateWriteOutput(req: Request): void {
+  negotiateConversion(req.headers.accept);
+}
+
+/**
+ * What kube only finds while encoding a write's response, after the write
+ * (a PartialObjectMetadata kind that does not fit, bad Table options):
+ * checked right before the write instead, so the refusal changes nothing.
+ */
+export function checkWriteOutput(req: Request, target: 'object' | 'list'): void {
   const format = negotiateOutput(req.headers.accept, target);
-  if (format.kind === 'table') parseIncludeObject(new URL(req.originalUrl, 'https://x').searchParams);
+  if (format.kind === 'table') parseIncludeObject(requestContext(req).url.searchParams);
 }
 
 export function respondObject(req: Request, res: Response, code: number, object: ApiObject, strategy: ResourceStrategy): void {
@@ -24,6 +33,9 @@ export function respondObject(req: Request, res: Response, code: number, object:
   switch (format.kind) {
     case 'json':
       writeJson(res, code, object);
+      return;
+    case 'yaml':
+      writeYaml(res, code, object);
       return;
     case 'partialObjectMetadata':
       writeJson(res, code, toPartialObjectMetadata(object, format.version));
@@ -46,6 +58,9 @@ export function respondList(req: Request, res: Response, list: ObjectList, strat
   switch (format.kind) {
     case 'json':
       writeJson(res, 200, list);
+      return;
+    case 'yaml':
+      writeYaml(res, 200, list);
       return;
     case 'partialObjectMetadata':
       writeJson(res, 200, toPartialObjectMetadataList(list.items, list.metadata, format.version));

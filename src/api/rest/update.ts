@@ -6,6 +6,7 @@
  */
 import { invalid, invalidValue } from '../field-errors.js';
 import { conflict, badRequest, optimisticLockMessage } from '../status.js';
+import { checkObjectMediaType } from './body.js';
 import type { WriteCall } from './contracts.js';
 import { admitUpdate, decodeBody, subresourceOf } from './decode.js';
 import { parseWriteParameters } from './query.js';
@@ -13,7 +14,8 @@ import { negotiateWriteOutput, respondObject, sendWarnings } from './representat
 import type { ApiObject } from './types.js';
 
 export async function updateObject(call: WriteCall): Promise<void> {
-  negotiateWriteOutput(call.req, 'object');
+  negotiateWriteOutput(call.req);
+  checkObjectMediaType(call.req);
   const write = parseWriteParameters(call.url.searchParams, 'UpdateOptions');
   const { object, warnings } = await decodeBody(call, write);
   const name = object.metadata.name ?? '';

@@ -9,7 +9,7 @@ import type { RequestHandler } from 'express';
 import type { Authenticator } from '../../auth/authenticator.js';
 import type { Credentials } from '../../auth/credentials.js';
 import { presentedChain } from '../../auth/x509-chain.js';
-import { badRequest, unauthorized } from '../../api/status.js';
+import { unauthorized } from '../../api/status.js';
 import type { ApiServerMetrics } from '../../observability/metrics.js';
 import { requestContext } from '../context.js';
 
@@ -25,10 +25,6 @@ export function withAuthentication(authenticator: Pick<Authenticator, 'authentic
       throw unauthorized();
     }
     metrics.authenticationAttempts.inc({ result: 'success' });
-    if (Object.keys(req.headers).some((name) => name.startsWith('impersonate-'))) {
-      // kube-apiserver resolves impersonation before proxying; honouring it here would need its own SAR path.
-      throw badRequest('impersonation is not supported by this server; send impersonated requests through kube-apiserver');
-    }
     const context = requestContext(req);
     context.user = decision.user;
     context.authenticationMethod = decision.method;

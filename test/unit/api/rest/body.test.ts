@@ -120,7 +120,7 @@ describe('YAML bodies (decoded in a worker)', () => {
       unknownFields: strictErrors([]),
       firstUnknownField: undefined,
     });
-    await expect(decodeObject('{"a":1,"a":2}', 'application/apply-patch+yaml')).resolves.toEqual({
+    await expect(decodeObject('{"a":1,"a":2}', 'application/yaml')).resolves.toEqual({
       value: { a: 2 },
       duplicates: strictErrors(['yaml: unmarshal errors:\n  line 1: key "a" already set in map']),
       unknownFields: strictErrors([]),

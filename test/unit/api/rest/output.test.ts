@@ -11,6 +11,7 @@ import {
   toPartialObjectMetadataList,
   toTable,
   type OutputFormat,
+  type ResponseFormat,
   type OutputTarget,
   type TableColumn,
 } from '../../../../src/api/rest/output.js';
@@ -21,7 +22,7 @@ const G = 'tenancy.metal3.io';
 const V = 'v1alpha1';
 const K = 'HostClaim';
 
-const negotiated = (accept: string | undefined, target: OutputTarget): OutputFormat =>
+const negotiated = (accept: string | undefined, target: OutputTarget): ResponseFormat =>
   negotiateOutput(accept, target);
 
 function apiError(fn: () => unknown): ApiError {
@@ -34,7 +35,7 @@ function apiError(fn: () => unknown): ApiError {
   throw new Error('expected an ApiError');
 }
 
-const ONLY_JSON = 'only the following media types are accepted: application/json';
+const NOT_ACCEPTABLE = 'only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf';
 
 // Accept headers as the clients send them (protocol reference §3.1).
 const KUBECTL_GET =
@@ -86,16 +87,37 @@ describe('negotiateOutput', () => {
   it('accepts stream=watch and sv=v1, skips other values', () => {
     expect(negotiated('application/json;stream=watch', 'watch')).toEqual({ kind: 'json' });
     expect(negotiated('application/json;sv=v1', 'list')).toEqual({ kind: 'json' });
-    expect(apiError(() => negotiated('application/json;stream=other', 'watch')).message).toBe(ONLY_JSON);
-    expect(apiError(() => negotiated('application/json;sv=v2', 'list')).message).toBe(ONLY_JSON);
+    expect(apiError(() => negotiated('application/json;stream=other', 'watch')).message).toBe(NOT_ACCEPTABLE);
+    expect(apiError(() => negotiated('application/json;sv=v2', 'list')).message).toBe(NOT_ACCEPTABLE);
+  });
+
+  it('serves objects and lists as YAML where kube does, never a watch (kube has no YAML stream serializer) nor a conversion', () => {
+    expect(negotiated('application/yaml', 'object')).toEqual({ kind: 'yaml' });
+    expect(negotiated('application/yaml', 'list')).toEqual({ kind: 'yaml' });
+    expect(negotiated('application/yaml, application/json', 'list')).toEqual({ kind: 'yaml' });
+    expect(negotiated('application/*', 'object')).toEqual({ kind: 'json' });
+    expect(negotiated('application/yaml, application/json', 'watch')).toEqual({ kind: 'json' });
+    expect(apiError(() => negotiated('application/yaml', 'watch')).code).toBe(406);
+    expect(negotiated('application/yaml;as=Table;g=meta.k8s.io;v=v1, application/json', 'list')).toEqual({ kind: 'json' });
+  });
+
+  it('orders by q like goautoneg but never drops a range: q=0 and an unparsable q are served', () => {
+    for (const accept of ['application/json;q=0', '*/*;q=0', 'application/json;q=abc', 'application/json;q= 0.5']) {
+      expect(negotiated(accept, 'object'), accept).toEqual({ kind: 'json' });
+    }
+    expect(negotiated('application/json;q=0,application/json;as=Table;g=meta.k8s.io;v=v1;q=0.1', 'list')).toEqual({ kind: 'table', version: 'v1' });
+    // Specific before wildcard at equal q; type and subtype compared as sent.
+    expect(negotiated('*/*;as=Table;g=meta.k8s.io;v=v1,application/json', 'list')).toEqual({ kind: 'json' });
+    expect(apiError(() => negotiated('Application/JSON', 'object')).code).toBe(406);
+    expect(apiError(() => negotiated('*/json', 'object')).code).toBe(406);
   });
 
   it('answers 406 NotAcceptable listing what it serves when nothing is acceptable', () => {
     for (const accept of [
       'application/vnd.kubernetes.protobuf',
-      'application/yaml',
       'text/plain',
-      'application/json;q=0',
+      'application/',
+      'json',
       'application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1',
     ]) {
       const err = apiError(() => negotiated(accept, 'list'));
@@ -105,7 +127,7 @@ describe('negotiateOutput', () => {
         apiVersion: 'v1',
         metadata: {},
         status: 'Failure',
-        message: ONLY_JSON,
+        message: NOT_ACCEPTABLE,
         reason: 'NotAcceptable',
         code: 406,
       });
@@ -122,7 +144,7 @@ describe('negotiateOutput', () => {
       'application/json;g=meta.k8s.io;v=v1',
       'application/yaml;as=Table;g=meta.k8s.io;v=v1',
     ]) {
-      expect(apiError(() => negotiated(accept, 'list')).message, accept).toBe(ONLY_JSON);
+      expect(apiError(() => negotiated(accept, 'list')).message, accept).toBe(NOT_ACCEPTABLE);
       expect(negotiated(`${accept},application/json`, 'list'), accept).toEqual({ kind: 'json' });
     }
   });

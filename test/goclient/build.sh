@@ -4,7 +4,7 @@
 #   build.sh capm3flow    hostclaim-capm3flow (the CAPM3 HostClaim-mode flow)
 #
 # The binary is cached outside the checkout, keyed by everything that decides
-# its content (module graph, this module's and api/go's sources, toolchain,
+# its content (this script, module graph, this module's and api/go's sources, toolchain,
 # flags), so only the first run on a machine compiles; the Go module and
 # build caches make a cold rebuild cheaper.
 set -euo pipefail
@@ -21,7 +21,7 @@ esac
 flags=(-trimpath -buildvcs=false -ldflags "-s -w")
 # api/go is required through a replace directive: its sources are inputs too.
 sources="$(cd "$here/../.." && LC_ALL=C find test/goclient api/go -type f \( -name '*.go' -o -name go.mod -o -name go.sum \) | LC_ALL=C sort)"
-key="$( { echo "$package"; for f in $sources; do echo "$f"; cat "$here/../../$f"; done; go version; echo "${flags[*]}"; } \
+key="$( { echo "$package"; cat "$here/build.sh"; for f in $sources; do echo "$f"; cat "$here/../../$f"; done; go version; echo "${flags[*]}"; } \
   | sha256sum | cut -c1-16)"
 cache_root="${HOSTCLAIM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/hostclaim-apiserver}"
 out="$cache_root/goclient/$key"
@@ -34,6 +34,8 @@ trap 'rm -rf "$tmp"' EXIT
 start=$SECONDS
 echo "goclient: building $name into $out" >&2
 go build "${flags[@]}" -o "$tmp/$name" "$package" >&2
+# The Go API package the commands use, with its compiled example (docs/go-client.md).
+(cd ../../api/go && go vet ./... >&2)
 echo "goclient: built in $((SECONDS - start))s" >&2
 # Another build may have finished first; both produced the same content.
 rm -rf "$out"

@@ -58,6 +58,7 @@ interface FlowSummary {
 const PROVISION_CHECKS = [
   'setup',
   'who am I (SelfSubjectReview)',
+  'the identity reaches no other namespace (403 on its HostClaims and HardwareData)',
   'list claimable HardwareData with boot MACs',
   'create the user-data, meta-data and network-data Secrets',
   'create the HostClaim (image, data, hostSelector, failureDomain, consumerRef, nodeReuse)',
@@ -172,7 +173,7 @@ afterAll(async () => {
 
 describe('the CAPM3 HostClaim-mode flow, as a Go client with an identityRef kubeconfig', () => {
   it('provisions a Machine, reads its host, remediates and scales down; the pool gets the same host back', async () => {
-    const provisioned = await runFlow('provision', 'm-0');
+    const provisioned = await runFlow('provision', 'm-0', ['--foreign-namespace=tenant-b']);
     // The hosts tenant-a may claim, each with its boot MAC; host-0 (held by tenant-b) is invisible.
     expect(provisioned.claimable).toEqual({ [`${INFRA}.host-1`]: bootMAC('host-1'), [`${INFRA}.host-2`]: bootMAC('host-2') });
     expect(provisioned.host).toEqual(expectedHost('host-1', 'm-0'));

@@ -28,6 +28,7 @@ type flow struct {
 // provision: one Machine from claim to scale-down.
 func (f *flow) provision(ctx context.Context) {
 	f.expect("who am I (SelfSubjectReview)", f.whoAmI(ctx))
+	f.expect("the identity reaches no other namespace (403 on its HostClaims and HardwareData)", f.confined(ctx))
 	f.expect("list claimable HardwareData with boot MACs", f.listClaimable(ctx))
 	claim, ok := f.createMachine(ctx)
 	if !ok {
@@ -72,6 +73,19 @@ func (f *flow) whoAmI(ctx context.Context) error {
 		return err
 	}
 	f.s.Identity = review.Status.UserInfo.Username
+	return nil
+}
+
+// confined: the identityRef is bound to its namespace only; listing
+// another tenant's claims or HardwareData is refused (kube-apiserver's RBAC
+// answers before the request reaches the server).
+func (f *flow) confined(ctx context.Context) error {
+	for _, list := range []client.ObjectList{&tenancyv1alpha1.HostClaimList{}, &tenancyv1alpha1.HardwareDataList{}} {
+		err := f.c.List(ctx, list, client.InNamespace(f.o.foreignNamespace))
+		if !apierrors.IsForbidden(err) {
+			return fmt.Errorf("listing %T in %s: want 403 Forbidden, got %v", list, f.o.foreignNamespace, err)
+		}
+	}
 	return nil
 }
 

@@ -45,6 +45,7 @@ import (
 type options struct {
 	kubeconfig         string
 	namespace          string
+	foreignNamespace   string
 	phase              string
 	machine            string
 	pool               string
@@ -61,6 +62,7 @@ func main() {
 	fs := flag.NewFlagSet(os.Args[0], flag.ContinueOnError)
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "the identityRef kubeconfig: a token bound to one tenant namespace (required)")
 	fs.StringVar(&o.namespace, "namespace", "", "the tenant namespace (required)")
+	fs.StringVar(&o.foreignNamespace, "foreign-namespace", "", "provision: another tenant's namespace, which the identity must not reach (required)")
 	fs.StringVar(&o.phase, "phase", "", "provision or reuse (required)")
 	fs.StringVar(&o.machine, "machine", "", "the Metal3Machine's name; names the claim and its Secrets (required)")
 	fs.StringVar(&o.pool, "node-reuse", "", "the claim's nodeReuse pool (required)")
@@ -78,8 +80,8 @@ func main() {
 		os.Exit(2)
 	}
 	if o.kubeconfig == "" || o.namespace == "" || o.machine == "" || o.pool == "" ||
-		(o.phase != "provision" && o.phase != "reuse") || (o.phase == "reuse" && o.expectHardwareData == "") {
-		fmt.Fprintln(os.Stderr, "--kubeconfig, --namespace, --machine, --node-reuse and --phase=provision|reuse are required; reuse also needs --expect-hardware-data")
+		(o.phase != "provision" && o.phase != "reuse") || (o.phase == "reuse" && o.expectHardwareData == "") || (o.phase == "provision" && o.foreignNamespace == "") {
+		fmt.Fprintln(os.Stderr, "--kubeconfig, --namespace, --machine, --node-reuse and --phase=provision|reuse are required; provision also needs --foreign-namespace, reuse --expect-hardware-data")
 		os.Exit(2)
 	}
 	ctrllog.SetLogger(klog.NewKlogr())

@@ -12,7 +12,8 @@
 //   - HostClaim, HardwareData and their lists are types of this package,
 //     not aliases: a scheme can hold them next to upstream's metal3.io
 //     types (as CAPM3's does) without one Go type mapping to two kinds,
-//     which controller-runtime refuses (apiutil.GVKForObject).
+//     for which controller-runtime refuses to guess a kind
+//     (apiutil.GVKForObject) unless the object carries apiVersion and kind.
 //
 // Registration follows k8s.io/apimachinery/pkg/runtime.SchemeBuilder, as
 // generated API packages do.

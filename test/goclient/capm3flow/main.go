@@ -31,6 +31,7 @@ import (
 	"os"
 	"time"
 
+	bmov1alpha1 "github.com/metal3-io/baremetal-operator/apis/metal3.io/v1alpha1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -123,8 +124,9 @@ func run(ctx context.Context, o options) *summary {
 }
 
 // newClient is CAPM3's remote client for an identityRef: the kubeconfig
-// only; a scheme with the tenancy types, core/v1 (the data Secrets) and
-// authentication/v1 (SelfSubjectReview, to report who the client is).
+// only; a scheme with the tenancy types next to baremetal-operator's
+// metal3.io types (CAPM3's scheme holds both), core/v1 (the data Secrets)
+// and authentication/v1 (SelfSubjectReview, to report who the client is).
 func newClient(path string) (client.Client, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", path)
 	if err != nil {
@@ -133,6 +135,9 @@ func newClient(path string) (client.Client, error) {
 	cfg.UserAgent = "hostclaim-capm3flow"
 	scheme := runtime.NewScheme()
 	if err := tenancyv1alpha1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := bmov1alpha1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
 	if err := addKubeTypes(scheme); err != nil {

@@ -49,9 +49,9 @@ export function buildControlPlaneBinaries(): Promise<string> {
 }
 
 /** Runs one of the project's caching build scripts and returns the last line it prints (the path it built). */
-export function runBuildScript(script: string): Promise<string> {
+export function runBuildScript(script: string, args: readonly string[] = []): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(script, [], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(script, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     let stdout = '';
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk: string) => (stdout += chunk));

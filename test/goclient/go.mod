@@ -49,3 +49,8 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.3.3 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
+
+require hostclaim-apiserver/api/go v0.0.0
+
+// The Go API package of this repository (api/go), used from the checkout.
+replace hostclaim-apiserver/api/go => ../../api/go

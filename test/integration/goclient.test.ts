@@ -9,13 +9,13 @@
  * that its informer cache converges to a fresh LIST; it reports which
  * protocol its reflector used from the requests it actually sent.
  */
-import { spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runBuildScript } from '../controlplane/binaries.js';
 import { startDevEnvironment, type DevEnvironment } from '../controlplane/environment.js';
 import { repoPath } from '../controlplane/paths.js';
+import { runGoProgram, summaryOf, type GoProgramRun } from '../support/go-program.js';
 
 const binDir = inject('controlPlaneBinDir');
 const NAMESPACE = 'tenant-a';
@@ -58,12 +58,7 @@ interface GoClientSummary {
   failures: string[];
 }
 
-interface RunResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  summary: GoClientSummary | undefined;
-}
+type RunResult = GoProgramRun<GoClientSummary>;
 
 /** Every check the program runs; a missing name means it stopped early. */
 const ALL_CHECKS = [
@@ -106,36 +101,7 @@ function runGoClient(runId: string, extraEnv: Record<string, string>): Promise<R
   ];
   // Only the variable under test decides the mode, whatever the caller's environment says.
   const { KUBE_FEATURE_WatchListClient: _ignored, ...inherited } = process.env;
-  return new Promise((resolve, reject) => {
-    const child = spawn(goclient, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...inherited, ...extraEnv } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8');
-    child.stderr.setEncoding('utf8');
-    child.stdout.on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.on('data', (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), RUN_TIMEOUT_MS);
-    child.once('error', reject);
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      const last = stdout.trim().split('\n').at(-1) ?? '';
-      let summary: GoClientSummary | undefined;
-      try {
-        summary = JSON.parse(last) as GoClientSummary;
-      } catch {
-        summary = undefined;
-      }
-      resolve({ code, stdout, stderr, summary });
-    });
-  });
-}
-
-/** The summary of a run, or a failure that shows everything the program said. */
-function summaryOf(result: RunResult): GoClientSummary {
-  if (result.summary === undefined) {
-    throw new Error(`hostclaim-goclient printed no JSON summary (exit ${result.code ?? 'killed'})\nstdout:\n${result.stdout}\nstderr:\n${result.stderr}`);
-  }
-  return result.summary;
+  return runGoProgram<GoClientSummary>(goclient, args, { ...inherited, ...extraEnv }, RUN_TIMEOUT_MS);
 }
 
 /**
@@ -200,7 +166,7 @@ afterAll(async () => {
 describe('a Go client (controller-runtime, upstream BMO HostClaim types) through the aggregator', () => {
   it('syncs its informer with WatchList (client-go default) and passes every check', async () => {
     const result = await runGoClient('watchlist', {});
-    const summary = summaryOf(result);
+    const summary = summaryOf('hostclaim-goclient', result);
 
     expect(summary.watchListClientGate).toBe(true);
     // The reflector really streamed its initial state: one sendInitialEvents
@@ -223,7 +189,7 @@ describe('a Go client (controller-runtime, upstream BMO HostClaim types) through
 
   it('syncs its informer with classic LIST+WATCH (KUBE_FEATURE_WatchListClient=false) and passes every check', async () => {
     const result = await runGoClient('classic', { KUBE_FEATURE_WatchListClient: 'false' });
-    const summary = summaryOf(result);
+    const summary = summaryOf('hostclaim-goclient', result);
 
     expect(summary.watchListClientGate).toBe(false);
     expect(summary.reflector.mode).toBe('list-watch');

@@ -43,6 +43,11 @@ function entityTooLarge(detail: string): ApiError {
 }
 
 export async function readBody(req: IncomingMessage): Promise<string> {
+  return (await readBodyBytes(req)).toString('utf8');
+}
+
+/** The body as sent: YAML's reader and kube's error summaries look at its bytes. */
+export async function readBodyBytes(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -51,7 +56,7 @@ export async function readBody(req: IncomingMessage): Promise<string> {
     if (size > bodyLimits.maxBodyBytes) throw entityTooLarge(`limit is ${bodyLimits.maxBodyBytes}`);
     chunks.push(buffer);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }
 
 export function mediaType(req: IncomingMessage): string {

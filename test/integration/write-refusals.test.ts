@@ -482,6 +482,18 @@ describe('issue 15: create and update bodies are refused as kube refuses them', 
     expect(await resourceVersionOf('other-kind-0-new', false)).toBeUndefined();
   });
 
+  it('an invalid byte inside an unknown key becomes U+FFFD: the object is created, with kube\'s Warning in UTF-8', async () => {
+    const answers = [];
+    for (const reference of [false, true]) {
+      const body = spliced(kindFirst('fffd-key').replace('"poweredOn":false', '"poweredOn":false,"kx":1'), 'x":1', [0xed, 0xa0, 0x80]);
+      const response = await send({ method: 'POST', path: '', body, contentType: json }, reference);
+      expect(response.status, response.body).toBe(201);
+      answers.push(Buffer.from(String(response.headers['warning']), 'latin1').toString('utf8'));
+    }
+    expect(answers[0]).toBe('299 - "unknown field \\"spec.k\ufffd\ufffd\ufffdx\\""');
+    expect(answers[0]).toBe(answers[1]);
+  });
+
   it('reads only the first YAML document, as kube does: a second one (even broken) is ignored', async () => {
     for (const reference of [false, true]) {
       const response = await send({ method: 'POST', path: '', body: `${yamlClaim('two-docs')}---\n: : [\n`, contentType: yaml }, reference);

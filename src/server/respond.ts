@@ -24,8 +24,10 @@ export function writeYaml(res: ServerResponse, code: number, body: unknown): voi
 export function writeSerialized(res: ServerResponse, code: number, payload: string | Buffer, contentType: string): void {
   res.statusCode = code;
   res.setHeader('Content-Type', contentType);
-  res.setHeader('Content-Length', Buffer.byteLength(payload));
-  res.end(payload);
+  const bytes = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : payload;
+  res.setHeader('Content-Length', bytes.length);
+  // As bytes: Node then sends the headers on their own as Latin-1, so a header's UTF-8 bytes (warnings/headerBytes) go out as they are.
+  res.end(bytes);
 }
 
 export function writeStatus(res: ServerResponse, error: ApiError): void {

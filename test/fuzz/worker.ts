@@ -59,7 +59,9 @@ export class Worker {
   #send(side: Side, c: FuzzCase, p: Placeholders): Promise<Outcome> {
     const path = resolve(c.path, p);
     const headers = Object.fromEntries(Object.entries(c.headers).map(([name, v]) => [name, typeof v === 'string' ? resolve(v, p) : [...v]]));
-    const body = c.body === undefined ? undefined : bodyBytes(side === 'ours' ? c.body : { ...c.body, text: c.body.text.replaceAll(`${SERVED_GROUP}/`, `${REFERENCE_GROUP}/`) }, p);
+    // The group is renamed after the bytes are spliced in, so that they land at the same place in both bodies.
+    const bytes = c.body === undefined ? undefined : bodyBytes(c.body, p);
+    const body = bytes === undefined || side === 'ours' ? bytes : Buffer.from(bytes.toString('latin1').replaceAll(`${SERVED_GROUP}/`, `${REFERENCE_GROUP}/`), 'latin1');
     const request: RawRequest = { method: c.method, path: side === 'ours' ? path : toReference(path), headers, ...(body === undefined ? {} : { body }), timeoutMs: REQUEST_TIMEOUT_MS };
     const identity: Identity = c.sender === 'admin' ? ADMIN : { user: this.tenant };
     const sent =

@@ -21,7 +21,7 @@
  * is, compiled or as TypeScript source in tests).
  */
 import { parentPort } from 'node:worker_threads';
-import { isAlias, isMap, isScalar, isSeq, parseDocument, type Alias, type Node, type Pair, type YAMLMap } from 'yaml';
+import { isAlias, isMap, isPair, isScalar, isSeq, parseDocument, type Alias, type Node, type Pair } from 'yaml';
 
 /** The part of a structural schema pruning reads. */
 export interface PruneSchema {
@@ -147,8 +147,9 @@ class Converter {
     const before = this.decodeCount;
     this.count(1, inAlias);
     let value: JsonValue;
-    if (isMap(node)) value = this.convertMap(node, depth, inAlias);
-    else if (isSeq(node)) value = node.items.map((item) => this.convert(item as Node | null, depth + 1, inAlias));
+    if (isMap(node)) value = this.convertPairs(node.items as Pair<Node | null, Node | null>[], depth, inAlias);
+    // The items of a `!!omap` or `!!pairs` sequence are pairs, each a one-key map to goyaml.
+    else if (isSeq(node)) value = node.items.map((item) => (isPair(item) ? this.convertPairs([item as Pair<Node | null, Node | null>], depth + 1, inAlias) : this.convert(item as Node | null, depth + 1, inAlias)));
     else if (isScalar(node)) value = scalarValue(node.value, node.source ?? String(node.value));
     else throw new BodyError('invalid', 'error decoding YAML: yaml: unsupported node');
     this.converting.delete(node);
@@ -166,10 +167,10 @@ class Converter {
     return { value: result.value, size: result.size + 1 };
   }
 
-  private convertMap(map: YAMLMap, depth: number, inAlias: boolean): JsonValue {
+  private convertPairs(pairs: readonly Pair<Node | null, Node | null>[], depth: number, inAlias: boolean): JsonValue {
     const object: Record<string, JsonValue> = {};
     const seen = new Set<string>();
-    for (const pair of map.items as Pair<Node | null, Node | null>[]) {
+    for (const pair of pairs) {
       if (isScalar(pair.key) && typeof pair.key.value === 'symbol') {
         this.merge(object, pair.value, depth, inAlias);
         continue;
@@ -265,7 +266,8 @@ const jsonFailure = 'the body of the request could not be decoded: ';
 
 function decodeYaml(text: string, maxDepth: number): { value: JsonValue; duplicates: string[] } {
   const document = parseDocument(text, { version: '1.1', uniqueKeys: false, keepSourceTokens: false });
-  const error = document.errors[0];
+  // goyaml's Unmarshal reads the first document only: what follows it is not an error.
+  const error = document.errors.find((e) => e.code !== 'MULTIPLE_DOCS');
   if (error !== undefined) throw new BodyError('invalid', `${yamlFailure}yaml: line ${error.linePos?.[0].line ?? 0}: ${error.message.split('\n')[0] ?? ''}`);
   const converter = new Converter(text, maxDepth);
   const value = converter.convert(document.contents, 1, false);

@@ -1,19 +1,22 @@
 /**
  * Turning a write's body into an object the store may be given, in
  * kube-apiserver's order (k8s.io/apiserver/pkg/endpoints/handlers create.go,
- * update.go, rest.go transformDecodeError): media type, decoding (typed
- * ObjectMeta, strict decoding of repeated fields), type meta, namespace,
- * then validation (ObjectMeta for every kind, then the kind's rules) and
- * the kind's admission.
+ * update.go, rest.go transformDecodeError): media type, decoding (the
+ * body's own type meta, numbers, kind; typed ObjectMeta; strict decoding
+ * of repeated and unknown fields), apiVersion, namespace, then validation
+ * (type meta, ObjectMeta for every kind, then the kind's rules) and the
+ * kind's admission.
  */
 import { requestUser } from '../../server/context.js';
-import { invalid, type FieldError } from '../field-errors.js';
+import { invalid, invalidValue, type FieldError } from '../field-errors.js';
 import { decodeObjectMeta, MetaDecodeError, resetForUpdate, validateObjectMetaCreate, validateObjectMetaUpdate } from '../object-meta.js';
 import { loadSchemaSource, type K8sSchema } from '../openapi/schema-source.js';
 import { badRequest } from '../status.js';
-import { decodeObject, mediaType, readBody, strictDecodingWarnings } from './body.js';
+import { decodeObject, mediaType, readBodyBytes, strictDecodingWarnings, type DecodedDocument } from './body.js';
+import { groupVersionString, interpretTypeMeta, overflowingNumber, parseGroupVersion, summarizeData, withDefaults, yamlReaderError } from './body-type-meta.js';
 import { maxReported, type PruneSchema, type StrictErrors } from './body-worker.js';
 import type { WriteCall } from './contracts.js';
+import { goJsonSyntaxError } from './go-json-syntax.js';
 import type { WriteParameters } from './query.js';
 import type { ApiObject } from './types.js';
 
@@ -31,10 +34,43 @@ export interface DecodedBody {
  * never reaches this thread whole).
  */
 export async function decodeBody(call: WriteCall, write: WriteParameters): Promise<DecodedBody> {
-  const text = await readBody(call.req);
-  const decoded = await decodeObject(text, mediaType(call.req), { schema: pruneSchemaOf(call) });
-  const object = objectOf(call, decoded.value);
+  const bytes = await readBodyBytes(call.req);
+  const { object, decoded } = await decodeObjectBody(call, bytes, mediaType(call.req));
   return { object, warnings: strictDecoding(call, write, [decoded.duplicates, decoded.unknownFields]) };
+}
+
+/**
+ * A create or update body, decoded as kube's json serializer decodes it into
+ * Unstructured: YAML's reader, the syntax, apiVersion and kind as strings
+ * (Interpret), numbers float64 can hold, a kind present; then ObjectMeta,
+ * the apiVersion the endpoint serves and the namespace. The kind itself is
+ * validated later, as kube's custom resource validator does (422).
+ */
+async function decodeObjectBody(call: WriteCall, bytes: Buffer, type: string): Promise<{ object: ApiObject; decoded: DecodedDocument }> {
+  const expectedKind = call.resource.strategy.descriptor.kind;
+  const unrecognized = (reason: string): ReturnType<typeof badRequest> =>
+    badRequest(`the object provided is unrecognized (must be of type ${expectedKind}): ${reason} (${summarizeData(bytes)})`);
+  const yamlError = type === 'application/yaml' ? yamlReaderError(bytes) : undefined;
+  if (yamlError !== undefined) throw unrecognized(yamlError);
+  const json = type === 'application/json' || type === '';
+  const text = bytes.toString('utf8');
+  const decoded = await decodeObject(text, type, { schema: pruneSchemaOf(call) }).catch((error: unknown) => {
+    // JSON.parse's words are not Go's: kube's Interpret reports encoding/json's syntax error.
+    const syntax = json ? goJsonSyntaxError(bytes) : undefined;
+    throw syntax === undefined ? error : unrecognized(`couldn't get version/kind; json parse error: ${syntax}`);
+  });
+  const body = decoded.value;
+  const meta = interpretTypeMeta(body);
+  if ('error' in meta) throw unrecognized(meta.error);
+  const overflow = json ? overflowingNumber(text) : undefined;
+  if (overflow !== undefined) {
+    throw cannotBeHandled(call, `json: cannot unmarshal number ${overflow} into Go value of type float64`, withDefaults(meta, call.gv, expectedKind));
+  }
+  const kind = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>)['kind'] : undefined;
+  if (typeof kind !== 'string' || kind === '') throw unrecognized(`Object 'Kind' is missing in '${text}'`);
+  const object = withTypedMetadata(call, body as Record<string, unknown>, withDefaults(meta, call.gv, expectedKind));
+  checkBodyApiVersion(call, object);
+  return { object, decoded };
 }
 
 /**
@@ -49,13 +85,6 @@ export function strictDecoding(call: WriteCall, write: WriteParameters, errors: 
   return strictDecodingWarnings(found.flatMap((e) => e.first))
     .slice(0, maxReported)
     .map((w) => `299 - ${JSON.stringify(w)}`);
-}
-
-function objectOf(call: WriteCall, value: unknown): ApiObject {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw badRequest('the body of the request must be an object');
-  const object = withTypedMetadata(call, value as Record<string, unknown>);
-  checkTypeMeta(call, object);
-  return object;
 }
 
 const pruneSchemas = new Map<string, PruneSchema>();
@@ -82,21 +111,31 @@ function structureOf(schema: K8sSchema): PruneSchema {
   };
 }
 
-/** The 400 kube answers for a body it cannot decode (transformDecodeError). */
-export function cannotBeHandled(call: WriteCall, reason: string): ReturnType<typeof badRequest> {
+/** The 400 kube answers for a body it cannot decode (transformDecodeError), naming what the body says it is. */
+export function cannotBeHandled(call: WriteCall, reason: string, named?: { readonly version: string; readonly kind: string }): ReturnType<typeof badRequest> {
   const kind = call.resource.strategy.descriptor.kind;
-  return badRequest(`${kind} in version "${call.gv.version}" cannot be handled as a ${kind}: ${reason}`);
+  return badRequest(`${named?.kind ?? kind} in version "${named?.version ?? call.gv.version}" cannot be handled as a ${kind}: ${reason}`);
 }
 
 /** The object with its metadata decoded as metav1.ObjectMeta; a wrongly typed field is a 400. */
-export function withTypedMetadata(call: WriteCall, body: Record<string, unknown>): ApiObject {
+export function withTypedMetadata(call: WriteCall, body: Record<string, unknown>, named?: { readonly version: string; readonly kind: string }): ApiObject {
   try {
     body['metadata'] = decodeObjectMeta(body['metadata']);
   } catch (error) {
-    if (error instanceof MetaDecodeError) throw cannotBeHandled(call, error.message);
+    if (error instanceof MetaDecodeError) throw cannotBeHandled(call, error.message, named);
     throw error;
   }
   return body as ApiObject;
+}
+
+/** create.go/update.go: the body's own apiVersion (none is none) must be the endpoint's; then the namespace. */
+function checkBodyApiVersion(call: WriteCall, object: ApiObject): void {
+  const expected = `${call.gv.group}/${call.gv.version}`;
+  const named = parseGroupVersion(typeof object.apiVersion === 'string' ? object.apiVersion : '');
+  const actual = 'error' in named ? '' : groupVersionString(named);
+  if (actual !== expected) throw badRequest(`the API version in the data (${actual}) does not match the expected API version (${expected})`);
+  object.apiVersion = expected;
+  checkNamespace(call, object);
 }
 
 export function checkTypeMeta(call: WriteCall, object: ApiObject): void {
@@ -110,6 +149,10 @@ export function checkTypeMeta(call: WriteCall, object: ApiObject): void {
   }
   object.apiVersion = expected;
   object.kind = kind;
+  checkNamespace(call, object);
+}
+
+function checkNamespace(call: WriteCall, object: ApiObject): void {
   const namespace = object.metadata.namespace;
   if (namespace !== undefined && namespace !== '' && namespace !== call.info.namespace) {
     throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
@@ -119,7 +162,7 @@ export function checkTypeMeta(call: WriteCall, object: ApiObject): void {
 
 /** Create: ObjectMeta validation, then the kind's rules (422), then admission. */
 export async function admitCreate(call: WriteCall, object: ApiObject): Promise<void> {
-  await admit(call, object, validateObjectMetaCreate(object.metadata));
+  await admit(call, object, validateObjectMetaCreate(object.metadata), 'create');
 }
 
 /** Update (PUT, patch): kube's BeforeUpdate resets and ObjectMeta update validation against the stored object, then as create. */
@@ -127,17 +170,23 @@ export async function admitUpdate(call: WriteCall, object: ApiObject, current: A
   if (call.info.subresource === 'status') {
     // A status write keeps the stored metadata whatever it sends (the CRD status strategy's PrepareForUpdate).
     object.metadata = { ...current.metadata };
-    await admit(call, object, []);
+    await admit(call, object, [], 'update');
     return;
   }
   resetForUpdate(object.metadata, current.metadata);
-  await admit(call, object, validateObjectMetaUpdate(object.metadata, current.metadata));
+  await admit(call, object, validateObjectMetaUpdate(object.metadata, current.metadata), 'update');
 }
 
-async function admit(call: WriteCall, object: ApiObject, metaErrors: readonly FieldError[]): Promise<void> {
+async function admit(call: WriteCall, object: ApiObject, metaErrors: readonly FieldError[], verb: 'create' | 'update'): Promise<void> {
   const { strategy } = call.resource;
+  const { kind } = strategy.descriptor;
+  // The custom resource validator checks the kind first and then reports nothing else; an update's ObjectMeta errors come before it (rest.BeforeUpdate).
+  if (object.kind !== kind) {
+    const kindError = invalidValue('kind', object.kind, `must be ${kind}`);
+    throw invalid(call.gv.group, object.kind ?? '', object.metadata.name ?? '', verb === 'update' ? [...metaErrors, kindError] : [kindError]);
+  }
   const errors = [...metaErrors, ...strategy.validate(object, call.info.namespace)];
-  if (errors.length > 0) throw invalid(call.gv.group, strategy.descriptor.kind, object.metadata.name ?? '', errors);
+  if (errors.length > 0) throw invalid(call.gv.group, kind, object.metadata.name ?? '', errors);
   if (strategy.admit === undefined || call.info.subresource !== '') return;
   await strategy.admit({ user: requestUser(call.req), namespace: call.info.namespace, object });
 }

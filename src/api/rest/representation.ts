@@ -5,7 +5,7 @@ import { writeJson, writeYaml } from '../../server/respond.js';
 import type { ResourceStrategy } from './contracts.js';
 import { negotiateConversion, negotiateOutput, parseIncludeObject, toPartialObjectMetadata, toPartialObjectMetadataList, toTable } from './output.js';
 import type { ApiObject, ObjectList } from './types.js';
-import { boundedWarnings } from './warnings.js';
+import { boundedWarnings, headerBytes } from './warnings.js';
 
 export type { TableColumn } from './output.js';
 
@@ -79,5 +79,5 @@ export function respondList(req: Request, res: Response, list: ObjectList, strat
 }
 
 export function sendWarnings(res: Response, warnings: readonly string[]): void {
-  if (warnings.length > 0) res.setHeader('Warning', boundedWarnings(warnings));
+  if (warnings.length > 0) res.setHeader('Warning', boundedWarnings(warnings).map(headerBytes));
 }

@@ -60,3 +60,12 @@ function warningText(header: string): string {
     return header;
   }
 }
+
+/**
+ * A header as Go writes it: its UTF-8 bytes as they are (a warning may quote
+ * a key holding U+FFFD). Node writes a header string as Latin-1 and refuses
+ * characters above U+00FF, so the bytes are handed over one per character.
+ */
+export function headerBytes(text: string): string {
+  return Buffer.from(text, 'utf8').toString('latin1');
+}

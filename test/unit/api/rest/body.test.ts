@@ -73,6 +73,15 @@ describe('parseJson bounds', () => {
 });
 
 describe('YAML bodies (decoded in a worker)', () => {
+  it('reads the first document only, as goyaml\'s Unmarshal does, even when a later one is broken', async () => {
+    expect((await decodeObject('a: 1\n---\nb: 2\n', 'application/yaml')).value).toEqual({ a: 1 });
+    expect((await decodeObject('---\na: 1\n---\n: : [\n', 'application/yaml')).value).toEqual({ a: 1 });
+  });
+
+  it('decodes !!omap and !!pairs items as one-key maps and !!set as a map, as goyaml does', async () => {
+    expect((await decodeObject('a: !!omap [x: 1, z: 2]\nb: !!pairs [x: 1]\nc: !!set {x}\n', 'application/yaml')).value).toEqual({ a: [{ x: 1 }, { z: 2 }], b: [{ x: 1 }], c: { x: null } });
+  });
+
   it('decode YAML 1.1 as sigs.k8s.io/yaml does: merge keys, timestamps as text, anchors shared', async () => {
     await expect(decodeObject('base: &b {x: 1, z: 2}\nc:\n  <<: *b\n  z: 3\nd: 2001-12-14\ne: yes\nf: [*b]\n', 'application/yaml')).resolves.toEqual({
       value: {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { boundedWarnings } from '../../../../src/api/rest/warnings.js';
+import { boundedWarnings, headerBytes } from '../../../../src/api/rest/warnings.js';
 
 const header = (text: string): string => `299 - ${JSON.stringify(text)}`;
 
@@ -21,5 +21,15 @@ describe('boundedWarnings (kube-apiserver filters/warning.go recorder)', () => {
     expect(texts[0]).toBe('unknown field "spec.k0"');
     expect(texts.join('').length).toBeLessThanOrEqual(4096 + 256);
     expect(texts.join('').length).toBeGreaterThan(4096 - 64);
+  });
+});
+
+describe('headerBytes', () => {
+  it('hands a header\'s UTF-8 bytes over one per character, as Go writes them', () => {
+    const header = '299 - "unknown field \\"spec.k\ufffd\\""';
+    const value = headerBytes(header);
+    expect(Buffer.from(value, 'latin1').toString('latin1')).toBe(value);
+    expect(Buffer.from(value, 'latin1').toString('utf8')).toBe(header);
+    expect(headerBytes('299 - "plain"')).toBe('299 - "plain"');
   });
 });

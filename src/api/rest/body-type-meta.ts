@@ -72,20 +72,6 @@ export function withDefaults(meta: { readonly apiVersion: GroupVersion; readonly
   return { version: defaulted ? expected.version : version, kind };
 }
 
-/**
- * The first number of a JSON text that float64 cannot hold (1e400):
- * sigs.k8s.io/json decodes a non-integer into float64 and refuses one out
- * of range, where JSON.parse gives Infinity. Expects text JSON.parse accepted.
- */
-export function overflowingNumber(text: string): string | undefined {
-  const numbers = /"(?:[^"\\]|\\.)*"|(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)/g;
-  for (const match of text.matchAll(numbers)) {
-    const literal = match[1];
-    if (literal !== undefined && !Number.isFinite(Number(literal))) return literal;
-  }
-  return undefined;
-}
-
 /** handlers/rest.go summarizeData: an object's first bytes as text, anything else in hex. */
 export function summarizeData(bytes: Uint8Array, maxLength = 30): string {
   if (bytes.length === 0) return '<empty>';

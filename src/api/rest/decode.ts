@@ -13,7 +13,8 @@ import { decodeObjectMeta, MetaDecodeError, resetForUpdate, validateObjectMetaCr
 import { loadSchemaSource, type K8sSchema } from '../openapi/schema-source.js';
 import { badRequest } from '../status.js';
 import { decodeObject, mediaType, readBodyBytes, strictDecodingWarnings, type DecodedDocument } from './body.js';
-import { groupVersionString, interpretTypeMeta, overflowingNumber, parseGroupVersion, summarizeData, withDefaults, yamlReaderError } from './body-type-meta.js';
+import { groupVersionString, interpretTypeMeta, parseGroupVersion, summarizeData, withDefaults, yamlReaderError } from './body-type-meta.js';
+import { firstOverflowingNumber } from './body-worker.js';
 import { maxReported, type PruneSchema, type StrictErrors } from './body-worker.js';
 import type { WriteCall } from './contracts.js';
 import { goJsonSyntaxError } from './go-json-syntax.js';
@@ -62,7 +63,7 @@ async function decodeObjectBody(call: WriteCall, bytes: Buffer, type: string): P
   const body = decoded.value;
   const meta = interpretTypeMeta(body);
   if ('error' in meta) throw unrecognized(meta.error);
-  const overflow = json ? overflowingNumber(text) : undefined;
+  const overflow = json ? firstOverflowingNumber(text)?.literal : undefined;
   if (overflow !== undefined) {
     throw cannotBeHandled(call, `json: cannot unmarshal number ${overflow} into Go value of type float64`, withDefaults(meta, call.gv, expectedKind));
   }

@@ -16,11 +16,11 @@ import { ApiError, badRequest, conflict, notFound, optimisticLockMessage, unsupp
 import { checkJsonPatchSize, decodeObject, parseJson, parseJsonDocument, patchTypes, readBodyBytes, strictDecodingWarnings } from './body.js';
 import type { WriteCall } from './contracts.js';
 import { firstOverflowingNumber, type StrictErrors } from './body-worker.js';
+import { yamlReaderError } from './body-type-meta.js';
 import { admitCreate, admitUpdate, checkTypeMeta, pruneSchemaOf, strictDecoding, subresourceOf, withTypedMetadata } from './decode.js';
 import { parseWriteParameters, type WriteParameters } from './query.js';
 import { negotiateWriteOutput, respondObject, sendWarnings } from './representation.js';
 import type { ApiObject } from './types.js';
-import { yamlReaderProblem } from './yaml-reader.js';
 
 const maxPatchAttempts = 5;
 
@@ -260,8 +260,8 @@ async function applyObject(call: WriteCall, body: Buffer, write: WriteParameters
   // Apply creates a missing object, but a subresource never does (the status store's Update forbids create).
   if (current === undefined && subresourceOf(call) !== '') throw notFound(call.gr, call.info.name);
   // kube decodes an apply configuration as YAML (sigs.k8s.io/yaml), JSON included: goyaml's reader refuses what is not UTF-8 text.
-  const problem = yamlReaderProblem(body);
-  if (problem !== undefined) throw badRequest(`error decoding YAML: error converting YAML to JSON: yaml: ${problem}`);
+  const problem = yamlReaderError(body);
+  if (problem !== undefined) throw badRequest(`error decoding YAML: error converting YAML to JSON: ${problem}`);
   const { value: decoded, duplicates, firstUnknownField } = await decodeObject(body.toString('utf8'), 'application/yaml', { schema: pruneSchemaOf(call) });
   if (decoded === null || typeof decoded !== 'object' || Array.isArray(decoded)) throw badRequest('the apply configuration must be an object');
   const rawMetadata = (decoded as Record<string, unknown>)['metadata'];

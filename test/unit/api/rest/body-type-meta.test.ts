@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { groupVersionString, interpretTypeMeta, overflowingNumber, parseGroupVersion, summarizeData, withDefaults, yamlReaderError } from '../../../../src/api/rest/body-type-meta.js';
+import { groupVersionString, interpretTypeMeta, parseGroupVersion, summarizeData, withDefaults, yamlReaderError } from '../../../../src/api/rest/body-type-meta.js';
+import { firstOverflowingNumber } from '../../../../src/api/rest/body-worker.js';
 
 const findKind = 'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }';
 const served = { group: 'tenancy.metal3.io', version: 'v1alpha1' };
@@ -41,11 +42,11 @@ describe('group versions', () => {
   });
 });
 
-describe('overflowingNumber', () => {
+describe('firstOverflowingNumber', () => {
   it('finds the first number float64 cannot hold, outside strings', () => {
-    expect(overflowingNumber('{"a":"1e400","b":[1,-2.5e3,9999999999999999999],"c":-1e400,"d":1e400}')).toBe('-1e400');
-    expect(overflowingNumber(`{"a":${'9'.repeat(400)}}`)).toBe('9'.repeat(400));
-    expect(overflowingNumber('{"k\\"1e400":1e-400,"x":1.7976931348623157e308}')).toBeUndefined();
+    expect(firstOverflowingNumber('{"a":"1e400","b":[1,-2.5e3,9999999999999999999],"c":-1e400,"d":1e400}')?.literal).toBe('-1e400');
+    expect(firstOverflowingNumber(`{"a":${'9'.repeat(400)}}`)?.literal).toBe('9'.repeat(400));
+    expect(firstOverflowingNumber('{"k\\"1e400":1e-400,"x":1.7976931348623157e308}')).toBeUndefined();
   });
 });
 

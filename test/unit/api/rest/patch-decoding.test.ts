@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { firstOverflowingNumber } from '../../../../src/api/rest/body-worker.js';
-import { yamlReaderProblem } from '../../../../src/api/rest/yaml-reader.js';
+import { yamlReaderError } from '../../../../src/api/rest/body-type-meta.js';
 
 describe('firstOverflowingNumber: what Go refuses to decode into a float64', () => {
   it.each([
@@ -19,7 +19,7 @@ describe('firstOverflowingNumber: what Go refuses to decode into a float64', () 
   });
 });
 
-describe("yamlReaderProblem: goyaml's reader checks", () => {
+describe("yamlReaderError: goyaml's reader checks on an apply configuration", () => {
   it.each([
     ['plain text', Buffer.from('a: b\n'), undefined],
     ['multi-byte letters', Buffer.from('a: é日🙂\n'), undefined],
@@ -33,6 +33,6 @@ describe("yamlReaderProblem: goyaml's reader checks", () => {
     ['a C1 control character', Buffer.from('a\u0080'), 'control characters are not allowed'],
     ['NEL, which YAML allows', Buffer.from('a\u0085'), undefined],
   ])('%s', (_label, bytes, expected) => {
-    expect(yamlReaderProblem(bytes)).toBe(expected);
+    expect(yamlReaderError(bytes)).toBe(expected === undefined ? undefined : `yaml: ${expected}`);
   });
 });

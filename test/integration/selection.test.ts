@@ -213,7 +213,7 @@ describe('lists', () => {
 
 interface WatchEvent {
   type: string;
-  object: { metadata: { name?: string; resourceVersion?: string } };
+  object: { metadata: { name?: string; resourceVersion?: string; annotations?: Record<string, string> } };
 }
 
 async function watch(target: Target, query: Record<string, string>): Promise<string[]> {
@@ -224,6 +224,8 @@ async function watch(target: Target, query: Record<string, string>): Promise<str
     .split('\n')
     .filter((line) => line !== '')
     .map((line) => JSON.parse(line) as WatchEvent)
+    // Periodic bookmarks come whenever the server likes (kube sends them on a slow machine too); only initial-events-end is part of the answer.
+    .filter((e) => e.type !== 'BOOKMARK' || e.object.metadata.annotations?.['k8s.io/initial-events-end'] === 'true')
     .map((e) => (e.type === 'BOOKMARK' ? 'BOOKMARK' : `${e.type} ${e.object.metadata.name ?? ''}`));
 }
 

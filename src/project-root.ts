@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 /**
@@ -13,4 +13,12 @@ export function projectRoot(start: string = import.meta.dirname): string {
     dir = parent;
   }
   return dir;
+}
+
+let version: string | undefined;
+
+/** The project's version from package.json, read once. */
+export function projectVersion(): string {
+  version ??= (JSON.parse(readFileSync(join(projectRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+  return version;
 }

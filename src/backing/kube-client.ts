@@ -12,6 +12,7 @@
 import https from 'node:https';
 import { createInterface } from 'node:readline';
 import { KubeConfig } from '@kubernetes/client-node';
+import { projectVersion } from '../project-root.js';
 
 export interface KubeStatus {
   readonly kind?: string;
@@ -82,6 +83,11 @@ export interface WatchEvent<T> {
 }
 
 const requestTimeoutMs = 30_000;
+
+/** client-go's form: `<binary>/<version> (<os>/<arch>)`. */
+function userAgent(): string {
+  return `hostclaim-apiserver/v${projectVersion()} (${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch})`;
+}
 
 export class KubeClient {
   private agent: https.Agent | undefined;
@@ -179,6 +185,8 @@ export class KubeClient {
     const headers: Record<string, string> = {
       ...(requestOptions.headers as Record<string, string>),
       Accept: accept,
+      // kube-apiserver names the field manager of our writes (the binder's status, Secret copies) after this, as client-go's default.
+      'User-Agent': userAgent(),
     };
     const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
     if (payload !== undefined) {

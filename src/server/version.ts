@@ -1,16 +1,15 @@
 /** /version in the shape of k8s.io/apimachinery's version.Info. */
-import { readFileSync } from 'node:fs';
 import type { RequestHandler } from 'express';
 import { exactRoutes } from './routes.js';
-import { projectRoot } from '../project-root.js';
+import { projectVersion } from '../project-root.js';
 
 export function versionInfo(): Record<string, string> {
-  const pkg = JSON.parse(readFileSync(`${projectRoot()}/package.json`, 'utf8')) as { version: string };
-  const [major = '0', minor = '0'] = pkg.version.split('.');
+  const version = projectVersion();
+  const [major = '0', minor = '0'] = version.split('.');
   return {
     major,
     minor,
-    gitVersion: `v${pkg.version}`,
+    gitVersion: `v${version}`,
     gitCommit: process.env['HOSTCLAIM_GIT_COMMIT'] ?? '',
     gitTreeState: process.env['HOSTCLAIM_GIT_TREE_STATE'] ?? '',
     buildDate: process.env['HOSTCLAIM_BUILD_DATE'] ?? '',

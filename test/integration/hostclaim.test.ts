@@ -229,6 +229,16 @@ describe('validation and status', () => {
     expect(patched.spec.poweredOn).toBe(true);
     expect(patched.metadata.generation).toBe(1);
   });
+
+  it('applies status server-side for those who may write it (the server patches the record under its own RBAC)', async () => {
+    await ok('admin', ['-n', 'tenant-a', 'create', '-f', await file('status-apply.yaml', manifest('status-apply'))]);
+    const configuration = await file('status-apply-config.yaml', 'apiVersion: tenancy.metal3.io/v1alpha1\nkind: HostClaim\nmetadata: {name: status-apply}\nstatus: {poweredOn: true}\n');
+    const applied = JSON.parse(
+      await ok('admin', ['-n', 'tenant-a', 'apply', '--server-side', '--subresource=status', '--field-manager=status-writer', '--show-managed-fields', '-o', 'json', '-f', configuration]),
+    ) as { status: { poweredOn: boolean }; metadata: { managedFields: { manager: string; subresource?: string }[] } };
+    expect(applied.status.poweredOn).toBe(true);
+    expect(applied.metadata.managedFields).toContainEqual(expect.objectContaining({ manager: 'status-writer', subresource: 'status' }));
+  });
 });
 
 describe('tenant isolation', () => {

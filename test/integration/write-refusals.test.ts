@@ -626,6 +626,21 @@ describe('issue 15: patches and query parameters are refused as kube refuses the
     expect(comparable(ours, false, false)).toEqual({ code: 400, reason: 'BadRequest', message: kube.message, details: undefined });
     expect([await resourceVersionOf(name, false), await resourceVersionOf(name, true)]).toEqual(before);
   });
+
+  // kube names the value in Go's words (`expected list, got &{1e400}`); the path and the refusal are what must match.
+  it("apply of a number float64 cannot hold: 400 naming the field of kube's 500", async () => {
+    const name = 'kube-500-overflow';
+    await createBoth(name);
+    const before = [await resourceVersionOf(name, false), await resourceVersionOf(name, true)];
+    const request: Sent = { method: 'PATCH', path: `/${name}?fieldManager=t`, body: `${JSON.stringify(claim(name)).slice(0, -2)},"hostSelector":{"matchExpressions":1e400}}}`, contentType: apply };
+    const ours = await send(request, false);
+    const theirs = await send(request, true);
+    const prefix = `failed to create typed patch object (/${name}; tenancy.metal3.io/v1alpha1, Kind=HostClaim): .spec.hostSelector.matchExpressions: `;
+    expect(theirs.status, theirs.body).toBe(500);
+    expect(comparable(theirs, true, false).message).toMatch(new RegExp(`^${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}expected list`));
+    expect(comparable(ours, false, false)).toEqual({ code: 400, reason: 'BadRequest', message: `${prefix}number 1e400 does not fit a float64`, details: undefined });
+    expect([await resourceVersionOf(name, false), await resourceVersionOf(name, true)]).toEqual(before);
+  });
 });
 
 /**

@@ -277,6 +277,7 @@ async function applyObject(call: WriteCall, body: Buffer, write: WriteParameters
   configuration.metadata.name = call.info.name;
   // The field manager builds the typed patch before anything is validated.
   refuseUndeclaredField(call, rawMetadata, firstUnknownField);
+  refuseUntypableNumber(call, rawMetadata, body.toString('utf8'));
   // The field manager names the configuration by the namespace it carries (none unless the client set one).
   if (!isRecord(rawMetadata) || typeof rawMetadata['namespace'] !== 'string' || rawMetadata['namespace'] === '') {
     Reflect.deleteProperty(configuration.metadata, 'namespace');
@@ -310,10 +311,28 @@ async function applyObject(call: WriteCall, body: Buffer, write: WriteParameters
  * decoded, so its unknown fields never reach this thread whole.
  */
 function refuseUndeclaredField(call: WriteCall, rawMetadata: unknown, path: string | undefined): void {
-  if (path === undefined) return;
+  if (path !== undefined) throw typedPatchFailure(call, rawMetadata, `.${path}: field not declared in schema`);
+}
+
+/**
+ * A number float64 cannot hold (`1e400`) types as nothing the schema
+ * declares: kube's field manager refuses it (a 500 there, naming the
+ * value), here the 400. Decoding turns it into Infinity, which would reach
+ * the backing store as null, so it is found in the text (JSON
+ * configurations; a YAML one is decoded off the main thread).
+ */
+function refuseUntypableNumber(call: WriteCall, rawMetadata: unknown, text: string): void {
+  if (!text.trimStart().startsWith('{')) return;
+  const overflow = firstOverflowingNumber(text);
+  if (overflow === undefined) return;
+  const path = overflow.path.map((segment) => (typeof segment === 'number' ? `[${String(segment)}]` : `.${segment}`)).join('');
+  throw typedPatchFailure(call, rawMetadata, `${path}: number ${overflow.literal} does not fit a float64`);
+}
+
+function typedPatchFailure(call: WriteCall, rawMetadata: unknown, problem: string): ApiError {
   const namespace = isRecord(rawMetadata) && typeof rawMetadata['namespace'] === 'string' ? rawMetadata['namespace'] : '';
   const kind = call.resource.strategy.descriptor.kind;
-  throw badRequest(`failed to create typed patch object (${namespace}/${call.info.name}; ${call.gv.group}/${call.gv.version}, Kind=${kind}): .${path}: field not declared in schema`);
+  return badRequest(`failed to create typed patch object (${namespace}/${call.info.name}; ${call.gv.group}/${call.gv.version}, Kind=${kind}): ${problem}`);
 }
 
 /**

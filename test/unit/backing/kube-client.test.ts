@@ -11,13 +11,13 @@ import { createCertificateAuthority, issueCertificate } from '../../../src/pki/c
 let server: https.Server;
 let dir: string;
 let client: KubeClient;
-const seen: { url: string; accept: string | undefined }[] = [];
+const seen: { url: string; accept: string | undefined; userAgent: string | undefined }[] = [];
 
 beforeAll(async () => {
   const ca = await createCertificateAuthority('ca');
   const serving = await issueCertificate(ca, { commonName: 'localhost', ipAddresses: ['127.0.0.1'], usage: 'server' });
   server = https.createServer({ cert: serving.certPem, key: serving.keyPem }, (req, res) => {
-    seen.push({ url: req.url ?? '', accept: req.headers.accept });
+    seen.push({ url: req.url ?? '', accept: req.headers.accept, userAgent: req.headers['user-agent'] });
     res.writeHead(200, { 'Content-Type': 'application/json' });
     res.end(req.url?.includes('watch=true') === true ? '' : '{"metadata":{"resourceVersion":"1"},"items":null}');
   });
@@ -65,5 +65,12 @@ describe('KubeClient Accept headers (client-go metadata client: a list kind for 
     expect(await acceptOf(() => client.list('/api/v1/namespaces', {}, 'full'))).toBe('application/json');
     expect(await acceptOf(() => client.watch('/api/v1/namespaces', {}, () => undefined))).toBe('application/json');
     expect(await acceptOf(() => client.get('/api/v1/namespaces'))).toBe('application/json');
+  });
+});
+
+describe('KubeClient User-Agent', () => {
+  it("names the server as client-go does, so kube-apiserver's field manager of its writes is hostclaim-apiserver", async () => {
+    await acceptOf(() => client.get('/api/v1/namespaces'));
+    expect(seen[0]?.userAgent).toMatch(/^hostclaim-apiserver\/v\d+\.\d+\.\d+\S* \((linux|darwin)\/(amd64|arm64)\)$/);
   });
 });

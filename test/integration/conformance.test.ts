@@ -8,14 +8,13 @@
  * storage. Each block credits the upstream file it follows; the code is ours.
  */
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startDevEnvironment, type DevEnvironment } from '../controlplane/environment.js';
+import { credentialsOf } from '../support/raw-http.js';
 
 const binDir = inject('controlPlaneBinDir');
 const NAMESPACE = 'tenant-a';
@@ -28,11 +27,7 @@ const run = randomBytes(3).toString('hex');
 let env: DevEnvironment;
 let tenantA: TlsCredentials;
 
-interface TlsCredentials {
-  readonly ca: string;
-  readonly cert: string;
-  readonly key: string;
-}
+type TlsCredentials = Awaited<ReturnType<typeof credentialsOf>>;
 
 interface ObjectMeta {
   name?: string;
@@ -110,24 +105,6 @@ afterEach(() => {
 });
 
 // ---- clients -----------------------------------------------------------
-
-interface KubeconfigFile {
-  clusters: { cluster: { 'certificate-authority-data': string } }[];
-  users: { user: { 'client-certificate-data': string; 'client-key-data': string } }[];
-}
-
-async function credentialsOf(kubeconfigPath: string): Promise<TlsCredentials> {
-  const config = parseYaml(await readFile(kubeconfigPath, 'utf8')) as KubeconfigFile;
-  const decode = (data: string | undefined): string => {
-    if (data === undefined) throw new Error(`${kubeconfigPath}: missing inline credentials`);
-    return Buffer.from(data, 'base64').toString('utf8');
-  };
-  return {
-    ca: decode(config.clusters[0]?.cluster['certificate-authority-data']),
-    cert: decode(config.users[0]?.user['client-certificate-data']),
-    key: decode(config.users[0]?.user['client-key-data']),
-  };
-}
 
 function openRequest(method: string, apiPath: string, headers: Record<string, string>): ClientRequest {
   return https.request(new URL(apiPath, env.controlPlane.server), {

@@ -337,6 +337,50 @@ interface OpenContainer {
  */
 export function duplicateFields(text: string): string[] {
   const duplicates: string[] = [];
+  walkJson(text, {
+    key: (open, parent, key) => {
+      if (parent.has(key)) duplicates.push(pathOf(open, key));
+      parent.add(key);
+    },
+  });
+  return duplicates;
+}
+
+/** A number literal and where it sits: the segments of its containers, then its own key or index. */
+export interface NumberLiteral {
+  readonly literal: string;
+  readonly path: readonly (string | number)[];
+}
+
+/**
+ * The first number, in document order, too large for a float64 (`1e400`),
+ * which JSON.parse turns into Infinity but Go's encoding/json refuses when
+ * decoding into interface{} (`cannot unmarshal number 1e400 into Go value of
+ * type float64`). Expects text that JSON.parse has already accepted.
+ */
+export function firstOverflowingNumber(text: string): NumberLiteral | undefined {
+  let found: NumberLiteral | undefined;
+  walkJson(text, {
+    literal: (open, segment, literal) => {
+      const first = literal.charCodeAt(0);
+      if (!(first === 0x2d || (first >= 0x30 && first <= 0x39)) || Number.isFinite(Number(literal))) return false;
+      const containers = open.map((container) => container.segment).filter((s): s is string | number => s !== undefined);
+      found = { literal, path: segment === undefined ? containers : [...containers, segment] };
+      return true;
+    },
+  });
+  return found;
+}
+
+interface JsonVisitor {
+  /** An object's key, with the keys its object had before it. */
+  readonly key?: (open: readonly OpenContainer[], seen: Set<string>, key: string) => void;
+  /** A number, true, false or null, and where it sits; true stops the walk. */
+  readonly literal?: (open: readonly OpenContainer[], segment: string | number | undefined, literal: string) => boolean;
+}
+
+/** One linear, non-recursive pass over JSON text JSON.parse accepted, tracking where each value sits. */
+function walkJson(text: string, visitor: JsonVisitor): void {
   const open: OpenContainer[] = [];
   // Where a value starting at the current position sits in its parent.
   const nextSegment = (): string | number | undefined => {
@@ -356,56 +400,8 @@ export function duplicateFields(text: string): string[] {
       if (parent?.keys !== undefined && parent.pendingKey === undefined) {
         const raw = text.slice(position + 1, end);
         const key = raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
-        if (parent.keys.has(key)) duplicates.push(pathOf(open, key));
-        parent.keys.add(key);
+        visitor.key?.(open, parent.keys, key);
         parent.pendingKey = key;
-      } else {
-        nextSegment();
-      }
-      position = end;
-    } else if (code === 0x2c) {
-      const parent = open.at(-1);
-      if (parent !== undefined) parent.pendingKey = undefined;
-    } else if (code !== 0x3a && code !== 0x20 && code !== 0x09 && code !== 0x0a && code !== 0x0d) {
-      // A number, true, false or null: consume it as one value.
-      nextSegment();
-      while (position + 1 < text.length && !',]} \t\r\n'.includes(text.charAt(position + 1))) position++;
-    }
-  }
-  return duplicates;
-}
-
-/** A number literal and where it sits: the segments of its containers, then its own key or index. */
-export interface NumberLiteral {
-  readonly literal: string;
-  readonly path: readonly (string | number)[];
-}
-
-/**
- * The first number, in document order, too large for a float64 (`1e400`),
- * which JSON.parse turns into Infinity but Go's encoding/json refuses when
- * decoding into interface{} (`cannot unmarshal number 1e400 into Go value of
- * type float64`). Expects text that JSON.parse has already accepted.
- */
-export function firstOverflowingNumber(text: string): NumberLiteral | undefined {
-  const open: OpenContainer[] = [];
-  const nextSegment = (): string | number | undefined => {
-    const parent = open.at(-1);
-    if (parent === undefined) return undefined;
-    return parent.keys === undefined ? parent.index++ : parent.pendingKey;
-  };
-  for (let position = 0; position < text.length; position++) {
-    const code = text.charCodeAt(position);
-    if (code === 0x7b || code === 0x5b) {
-      open.push({ segment: nextSegment(), keys: code === 0x7b ? new Set() : undefined, index: 0, pendingKey: undefined });
-    } else if (code === 0x7d || code === 0x5d) {
-      open.pop();
-    } else if (code === quote) {
-      const end = stringEnd(text, position);
-      const parent = open.at(-1);
-      if (parent?.keys !== undefined && parent.pendingKey === undefined) {
-        const raw = text.slice(position + 1, end);
-        parent.pendingKey = raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
       } else {
         nextSegment();
       }
@@ -417,14 +413,9 @@ export function firstOverflowingNumber(text: string): NumberLiteral | undefined 
       const segment = nextSegment();
       const start = position;
       while (position + 1 < text.length && !',]} \t\r\n'.includes(text.charAt(position + 1))) position++;
-      const literal = text.slice(start, position + 1);
-      if ((code === 0x2d || (code >= 0x30 && code <= 0x39)) && !Number.isFinite(Number(literal))) {
-        const containers = open.map((container) => container.segment).filter((s): s is string | number => s !== undefined);
-        return { literal, path: segment === undefined ? containers : [...containers, segment] };
-      }
+      if (visitor.literal?.(open, segment, text.slice(start, position + 1)) === true) return;
     }
   }
-  return undefined;
 }
 
 /** kube's field path of `key` in the innermost open object: `spec.list[0].x`. */

@@ -74,10 +74,28 @@ export class HttpsServer {
   }
 }
 
+/**
+ * net/http's closeWriteAndWait: a client may still be sending the rest of an
+ * oversized request; closing with its bytes unread would reset the
+ * connection and lose the answer. Half-close after the answer, discard what
+ * still arrives for a moment, then close.
+ */
+function answerThenLinger(socket: import('node:stream').Duplex, answer: string): void {
+  // The HTTP parser that failed must not see more bytes.
+  socket.removeAllListeners('data');
+  socket.on('data', () => undefined);
+  socket.resume();
+  socket.end(answer);
+  setTimeout(() => socket.destroy(), rstAvoidanceDelayMs).unref();
+}
+
+/** Go's rstAvoidanceDelay. */
+const rstAvoidanceDelayMs = 500;
+
 /** Node's own answers to unparsable requests, except oversized headers, which get Go's text body rather than an empty one. */
 function answerClientError(error: Error & { code?: string }, socket: import('node:stream').Duplex): void {
   if (!socket.writable || error.code === 'ECONNRESET') socket.destroy();
-  else if (error.code === 'HPE_HEADER_OVERFLOW') socket.end(headersTooLarge);
+  else if (error.code === 'HPE_HEADER_OVERFLOW') answerThenLinger(socket, headersTooLarge);
   else if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') socket.end('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
   else socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
 }

@@ -98,7 +98,12 @@ describe('kubectl', () => {
     expect(yaml).not.toContain('hostclaim-system');
     const described = await ok('tenant-a', ['-n', 'tenant-a', 'describe', 'hc', 'web-0']);
     expect(described).toContain('Name:         web-0');
-    expect(await ok('tenant-a', ['explain', 'hostclaim.spec.hostSelector'])).toContain('matchExpressions');
+    // kube-aggregator merges an APIService's OpenAPI v3 asynchronously after it turns Available; explain may briefly not find it.
+    const explained = await pollUntil('kubectl explain to find the HostClaim schema', async () => {
+      const result = await kubectl('tenant-a', ['explain', 'hostclaim.spec.hostSelector']);
+      return result.code === 0 ? result.stdout : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 1_000 });
+    expect(explained).toContain('matchExpressions');
     expect(await ok('tenant-a', ['api-resources', '--api-group=tenancy.metal3.io'])).toMatch(/hostclaims\s+hc\s+tenancy.metal3.io\/v1alpha1\s+true\s+HostClaim/);
   });
 

@@ -53,6 +53,14 @@ export interface BinderOptions {
 /** States in which BMO has not yet started taking a workload off the host. */
 const workloadStates = new Set(['provisioning', 'provisioned', 'externally provisioned']);
 const orphanPrefix = 'orphan:';
+/**
+ * Claims waiting on baremetal-operator (a release in progress, a pool host
+ * coming back) are requeued by host events; they are also checked again
+ * after this long, as controller-runtime's RequeueAfter, so an interleaving
+ * of two releases that no event maps back to the waiting claim cannot leave
+ * it waiting for good.
+ */
+const waitingRecheckMs = 10_000;
 
 /** BareMetalHosts and HostDeployPolicies are optional: without baremetal-operator's CRDs there are none, and nothing is bound. */
 interface Informers {
@@ -219,7 +227,10 @@ export class Binder {
       if (claim.chosenHost !== undefined) return this.forgetChoice(claim);
       const reserved = new Set([...this.reserved].filter(([, record]) => record !== claim.identity.name).map(([hostKeyValue]) => hostKeyValue));
       const selection = selectHost(request, informers.hosts.list(), informers.policies.list(), reserved);
-      if (selection.kind === 'none') return this.writeStatus(claim, unboundConditions(selection.reason), {});
+      if (selection.kind === 'none') {
+        await this.writeStatus(claim, unboundConditions(selection.reason), {});
+        return selection.reason === 'WaitingForNodeReuseHost' ? { requeueAfterMs: waitingRecheckMs } : undefined;
+      }
       host = selection.host;
     }
     const keyOfHost = hostKey(host);
@@ -369,7 +380,7 @@ export class Binder {
     const host = await this.boundHost(claim);
     if (host !== undefined) {
       const waiting = await this.deprovision(host, claim);
-      if (waiting) return undefined;
+      if (waiting) return { requeueAfterMs: waitingRecheckMs };
       this.event(claim, 'Normal', 'Released', `Host ${hostKey(host)} released.`);
     }
     if (claim.chosenHost !== undefined) await deleteSecretCopies(this.client, claim.identity.uid, splitKey(claim.chosenHost)[0]);
@@ -405,7 +416,7 @@ export class Binder {
     const record = await this.getOrUndefined<ApiObject>(`${this.recordsPath}/${bound.name}`);
     if (record?.metadata.uid === bound.uid) return undefined;
     this.logger.info({ host: keyOfHost }, 'binder: releasing a host whose claim no longer exists');
-    if (await this.deprovision(host, undefined)) return undefined;
+    if (await this.deprovision(host, undefined)) return { requeueAfterMs: waitingRecheckMs };
     await deleteSecretCopies(this.client, bound.uid, host.metadata.namespace ?? '');
     return undefined;
   }

@@ -9,19 +9,23 @@
  * metadata are left to ObjectMeta decoding), x-kubernetes-preserve-unknown-fields
  * keeps what it covers, paths are reported sorted, `a.b[0].c`.
  *
- * YAML is decoded to JSON text with
- * the bounds of go.yaml.in/yaml/v2 as sigs.k8s.io/yaml uses it in
- * kube-apiserver: alias expansion limited by the ratio rule of
- * decode.go (allowedAliasRatio), an anchor may not contain its own alias
- * ("anchor 'a' value contains itself"), nesting bounded. The conversion to
- * JSON is linear (the yaml package's own toJS resolves each alias by
- * scanning the document, which is quadratic in the number of aliases).
+ * YAML is decoded as go.yaml.in/yaml/v2 decodes it for sigs.k8s.io/yaml in
+ * kube-apiserver (decode.go, resolve.go): alias expansion limited by the
+ * ratio rule (allowedAliasRatio), an anchor may not contain its own alias
+ * ("anchor 'a' value contains itself"), nesting bounded, explicit tags
+ * resolved as resolve() does, repeated keys as UnmarshalStrict reports them.
+ * js-yaml's event parser reads the text (a flat list of events with source
+ * offsets: 2 MB with 100,000 keys in ~100 ms, a tenth of what the yaml
+ * package's document model costs); one loop turns the events into values,
+ * mappings as Maps, aliases sharing their anchor's value, so every step is
+ * linear. Plain scalars resolve with the yaml package's YAML 1.1 tags.
  *
  * Runs as a worker thread: no imports from this project (it is loaded as
  * is, compiled or as TypeScript source in tests).
  */
 import { parentPort } from 'node:worker_threads';
-import { isAlias, isMap, isPair, isScalar, isSeq, parseDocument, type Alias, type Node, type Pair } from 'yaml';
+import { EVENT_ID, getScalarValue, parseEvents, SCALAR_STYLE, YAMLException, type AliasEvent, type Event, type MappingEvent, type ScalarEvent, type SequenceEvent } from 'js-yaml';
+import { Document, isScalar, type ScalarTag } from 'yaml';
 
 /** The part of a structural schema pruning reads. */
 export interface PruneSchema {
@@ -88,6 +92,8 @@ class BodyError extends Error {
   }
 }
 
+const yamlFailure = 'error decoding YAML: ';
+
 // go.yaml.in/yaml/v2 decode.go: above 100 aliased and 1000 decoded nodes, the share of aliased ones is bounded.
 const aliasRatioRangeLow = 400_000;
 const aliasRatioRangeHigh = 4_000_000;
@@ -100,99 +106,187 @@ function allowedAliasRatio(decodeCount: number): number {
 
 type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
-class Converter {
+/**
+ * A decoded body: JSON's values, or YAML's, whose mappings are Maps
+ * (inserting and walking 100,000 keys costs a Map a fraction of what it
+ * costs an object).
+ */
+export type DecodedValue = null | boolean | number | string | DecodedValue[] | DecodedMap | { [key: string]: DecodedValue };
+type DecodedMap = Map<string, DecodedValue>;
+
+/** A decoded value and its size as goyaml counts decoded nodes (aliases expanded). */
+interface Sized {
+  readonly value: DecodedValue;
+  readonly size: number;
+}
+
+/**
+ * A collection being decoded. `merge` is the sequence under a `<<` key: its
+ * items are merged into the mapping, and it counts as no node.
+ */
+type Frame = { readonly depth: number; readonly anchor: string | undefined; readonly before: number; readonly start: number } & (
+  | { readonly kind: 'sequence' | 'merge'; readonly value: DecodedValue[] }
+  | { readonly kind: 'mapping'; readonly value: DecodedMap; key: PendingKey | undefined; readonly lines: Map<string, number> | undefined }
+);
+
+/** A mapping's key whose value comes next, or `<<`. */
+type PendingKey = { readonly name: string; readonly offset: number } | typeof mergeKey;
+
+const mergeKey = Symbol('merge');
+/** An anchor whose collection is still being decoded: an alias to it is goyaml's "contains itself". */
+const open = Symbol('open');
+
+/**
+ * Builds the value of a YAML document from js-yaml's event stream, in one
+ * pass without recursion, as goyaml v2 decodes into interface{}: nodes
+ * counted for the alias ratio, aliases sharing their anchor's value,
+ * repeated keys reported with their value's line as UnmarshalStrict
+ * reports them, YAML 1.1 merge keys. goyaml merges a map by setting its
+ * keys one by one, so a merged key set before, or set again after, is a
+ * repeated key too: the lines of the keys of maps that can be merged
+ * (anchored ones, those under `<<`) are kept for that.
+ */
+class EventDecoder {
   private decodeCount = 1; // the document node
   private aliasCount = 0;
-  private readonly anchors = new Map<string, Node>();
-  private readonly converted = new Map<Node, { value: JsonValue; size: number }>();
-  private readonly converting = new Set<Node>();
+  private readonly anchors = new Map<string, Sized | typeof open>();
+  private readonly frames: Frame[] = [];
+  private readonly mergeableLines = new WeakMap<DecodedMap, Map<string, number>>();
   private readonly lineStarts: number[] = [0];
+  private readonly text: string;
   private readonly maxDepth: number;
+  private root: DecodedValue = null;
   /** goyaml's strict-decoding complaints about repeated keys. */
   readonly duplicates: string[] = [];
 
   constructor(text: string, maxDepth: number) {
+    this.text = text;
     this.maxDepth = maxDepth;
     for (let index = text.indexOf('\n'); index !== -1; index = text.indexOf('\n', index + 1)) this.lineStarts.push(index + 1);
   }
 
-  /** Converts `node`, counting its decoded size (nodes, aliases expanded) as goyaml counts it. */
-  convert(node: Node | null, depth: number, inAlias: boolean): JsonValue {
-    return this.convertSized(node, depth, inAlias).value;
+  /** The first document's value. */
+  decode(events: readonly Event[]): DecodedValue {
+    let documents = 0;
+    for (const event of events) {
+      if (event.type === EVENT_ID.DOCUMENT) {
+        if (++documents > 1) break;
+      } else if (event.type === EVENT_ID.MAPPING || event.type === EVENT_ID.SEQUENCE) {
+        this.openCollection(event);
+      } else if (event.type === EVENT_ID.SCALAR) {
+        this.scalar(event);
+      } else if (event.type === EVENT_ID.ALIAS) {
+        this.alias(event);
+      } else {
+        this.closeCollection();
+      }
+    }
+    return this.root;
   }
 
   private count(size: number, aliased: boolean): void {
     this.decodeCount += size;
     if (aliased) this.aliasCount += size;
     if (this.aliasCount > 100 && this.decodeCount > 1000 && this.aliasCount / this.decodeCount > allowedAliasRatio(this.decodeCount)) {
-      throw new BodyError('invalid', 'error decoding YAML: yaml: document contains excessive aliasing');
+      throw new BodyError('invalid', `${yamlFailure}yaml: document contains excessive aliasing`);
     }
   }
 
-  private convertSized(node: Node | null, depth: number, inAlias: boolean): { value: JsonValue; size: number } {
-    if (node === null) {
-      this.count(1, inAlias);
-      return { value: null, size: 1 };
-    }
-    if (node.anchor !== undefined && node.anchor !== '') this.anchors.set(node.anchor, node);
-    if (isAlias(node)) return this.convertAlias(node, depth, inAlias);
-    const done = this.converted.get(node);
-    if (done !== undefined) {
-      // Already converted once (an alias target): the same value, counted again as goyaml expands it.
-      this.count(done.size, inAlias);
-      return done;
-    }
-    if ((isMap(node) || isSeq(node)) && depth > this.maxDepth) throw new BodyError('invalid', `error decoding YAML: yaml: exceeded max depth of ${this.maxDepth}`);
-    this.converting.add(node);
+  private openCollection(event: MappingEvent | SequenceEvent): void {
+    const parent = this.frames.at(-1);
+    const merging = parent?.kind === 'mapping' && parent.key === mergeKey && event.type === EVENT_ID.SEQUENCE;
+    // Maps merged from a sequence sit where the mapping's values sit.
+    const depth = parent === undefined ? 1 : merging ? parent.depth : parent.depth + 1;
+    if (depth > this.maxDepth) throw new BodyError('invalid', `${yamlFailure}yaml: exceeded max depth of ${this.maxDepth}`);
     const before = this.decodeCount;
-    this.count(1, inAlias);
-    let value: JsonValue;
-    if (isMap(node)) value = this.convertPairs(node.items as Pair<Node | null, Node | null>[], depth, inAlias);
-    // The items of a `!!omap` or `!!pairs` sequence are pairs, each a one-key map to goyaml.
-    else if (isSeq(node)) value = node.items.map((item) => (isPair(item) ? this.convertPairs([item as Pair<Node | null, Node | null>], depth + 1, inAlias) : this.convert(item as Node | null, depth + 1, inAlias)));
-    else if (isScalar(node)) value = scalarValue(node.value, node.source ?? String(node.value));
-    else throw new BodyError('invalid', 'error decoding YAML: yaml: unsupported node');
-    this.converting.delete(node);
-    const result = { value, size: this.decodeCount - before };
-    if (node.anchor !== undefined && node.anchor !== '') this.converted.set(node, result);
-    return result;
+    if (!merging) this.count(1, false);
+    const anchor = merging || event.anchorStart < 0 ? undefined : this.text.slice(event.anchorStart, event.anchorEnd);
+    if (anchor !== undefined) this.anchors.set(anchor, open);
+    const common = { depth, anchor, before, start: event.start };
+    const mergeable = anchor !== undefined || parent?.kind === 'merge' || (parent?.kind === 'mapping' && parent.key === mergeKey);
+    if (event.type === EVENT_ID.MAPPING) this.frames.push({ ...common, kind: 'mapping', value: new Map(), key: undefined, lines: mergeable ? new Map() : undefined });
+    else this.frames.push({ ...common, kind: merging ? 'merge' : 'sequence', value: [] });
   }
 
-  private convertAlias(alias: Alias, depth: number, inAlias: boolean): { value: JsonValue; size: number } {
-    this.count(1, inAlias);
-    const target = this.anchors.get(alias.source);
-    if (target === undefined) throw new BodyError('invalid', `error decoding YAML: yaml: unknown anchor '${alias.source}' referenced`);
-    if (this.converting.has(target)) throw new BodyError('invalid', `error decoding YAML: yaml: anchor '${alias.source}' value contains itself`);
-    const result = this.convertSized(target, depth, true);
-    return { value: result.value, size: result.size + 1 };
-  }
-
-  private convertPairs(pairs: readonly Pair<Node | null, Node | null>[], depth: number, inAlias: boolean): JsonValue {
-    const object: Record<string, JsonValue> = {};
-    const seen = new Set<string>();
-    for (const pair of pairs) {
-      if (isScalar(pair.key) && typeof pair.key.value === 'symbol') {
-        this.merge(object, pair.value, depth, inAlias);
-        continue;
-      }
-      const key = keyString(this.convert(pair.key, depth + 1, inAlias));
-      if (seen.has(key)) this.duplicates.push(`line ${this.lineOf(pair.key?.range?.[0] ?? 0)}: key ${JSON.stringify(key)} already set in map`);
-      seen.add(key);
-      object[key] = this.convert(pair.value, depth + 1, inAlias);
+  private closeCollection(): void {
+    const frame = this.frames.pop();
+    if (frame === undefined) return;
+    if (frame.kind === 'merge') {
+      // goyaml merges a sequence's maps last to first, so the first wins.
+      const target = this.frames.at(-1);
+      if (target?.kind !== 'mapping') return;
+      for (const source of frame.value.reverse()) this.merge(target, source);
+      target.key = undefined;
+      return;
     }
-    return object;
+    if (frame.kind === 'mapping' && frame.lines !== undefined) this.mergeableLines.set(frame.value, frame.lines);
+    if (frame.anchor !== undefined) this.anchors.set(frame.anchor, { value: frame.value, size: this.decodeCount - frame.before });
+    this.place(frame.value, frame.start);
   }
 
-  /** YAML 1.1 merge key (`<<: *base` or `<<: [*a, *b]`): earlier sources win, as in goyaml's merge. */
-  private merge(into: Record<string, JsonValue>, source: Node | null, depth: number, inAlias: boolean): void {
-    const sources = isSeq(source) ? [...(source.items as (Node | null)[])].reverse() : [source];
-    for (const item of sources) {
-      const value = this.convert(item, depth + 1, inAlias);
-      if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-        throw new BodyError('invalid', 'error decoding YAML: yaml: map merge requires map or sequence of maps as the value');
+  private alias(event: AliasEvent): void {
+    const name = this.text.slice(event.anchorStart, event.anchorEnd);
+    this.count(1, false);
+    const target = this.anchors.get(name);
+    if (target === undefined) throw new BodyError('invalid', `${yamlFailure}yaml: unknown anchor '${name}' referenced`);
+    if (target === open) throw new BodyError('invalid', `${yamlFailure}yaml: anchor '${name}' value contains itself`);
+    // The same value, counted again as goyaml expands it.
+    this.count(target.size, true);
+    this.place(target.value, event.anchorStart);
+  }
+
+  private scalar(event: ScalarEvent): void {
+    const text = getScalarValue(this.text, event);
+    const frame = this.frames.at(-1);
+    let value: DecodedValue;
+    if (event.tagStart >= 0) {
+      value = explicitScalar(this.text.slice(event.tagStart, event.tagEnd), text);
+    } else if (event.style !== SCALAR_STYLE.PLAIN) {
+      value = text;
+    } else {
+      const resolved = implicitScalar(text, frame?.kind === 'mapping' && frame.key === undefined);
+      // A merge key is no node of its own: what follows it is merged.
+      if (resolved === mergeKey) {
+        if (frame?.kind === 'mapping') frame.key = mergeKey;
+        return;
       }
-      Object.assign(into, value);
+      value = resolved.value;
     }
+    this.count(1, false);
+    if (event.anchorStart >= 0) this.anchors.set(this.text.slice(event.anchorStart, event.anchorEnd), { value, size: 1 });
+    this.place(value, event.valueStart);
+  }
+
+  /** Puts a finished node where the innermost collection expects one: a key, a value, an item. */
+  private place(value: DecodedValue, offset: number): void {
+    const frame = this.frames.at(-1);
+    if (frame === undefined) {
+      this.root = value;
+    } else if (frame.kind !== 'mapping') {
+      frame.value.push(value);
+    } else if (frame.key === mergeKey) {
+      this.merge(frame, value);
+      frame.key = undefined;
+    } else if (frame.key === undefined) {
+      frame.key = { name: keyString(value), offset };
+    } else {
+      // An empty value has no position; goyaml's is its key's line.
+      this.set(frame, frame.key.name, value, this.lineOf(offset < 0 ? frame.key.offset : offset));
+      frame.key = undefined;
+    }
+  }
+
+  private set(frame: Frame & { kind: 'mapping' }, name: string, value: DecodedValue, line: number | undefined): void {
+    if (frame.value.has(name) && line !== undefined) this.duplicates.push(`line ${line}: key ${JSON.stringify(name)} already set in map`);
+    frame.value.set(name, value);
+    if (line !== undefined) frame.lines?.set(name, line);
+  }
+
+  /** YAML 1.1 merge key (`<<: *base` or `<<: [*a, *b]`): keys set before it are overwritten, as in goyaml's merge. */
+  private merge(into: Frame & { kind: 'mapping' }, source: DecodedValue): void {
+    if (!(source instanceof Map)) throw new BodyError('invalid', `${yamlFailure}yaml: map merge requires map or sequence of maps as the value`);
+    const lines = this.mergeableLines.get(source);
+    for (const [name, value] of source) this.set(into, name, value, lines?.get(name));
   }
 
   /** The 1-based line of a source offset. */
@@ -208,8 +302,32 @@ class Converter {
   }
 }
 
+const yamlTag = 'tag:yaml.org,2002:';
+const strTag = `${yamlTag}str`;
+const mergeTag = `${yamlTag}merge`;
 
-/** goyaml decodes timestamps and binary into interface{} as their text; numbers, booleans and null as such. */
+/** The `yaml` package's YAML 1.1 scalar tags, in the order it tries them on a plain scalar. */
+const yaml11 = new Document(null, { version: '1.1' });
+const scalarTags = yaml11.schema.tags.filter((tag): tag is ScalarTag => tag.collection === undefined);
+/** The first characters of every plain scalar a YAML 1.1 tag other than !!str matches (null, bool, numbers, timestamps, `<<`). */
+const mayResolve = new Set('~nNyYtTfFoO+-.0123456789<');
+
+/**
+ * A plain scalar resolved as YAML 1.1 resolves it without a tag: its tag
+ * and value, or mergeKey for `<<` where a key stands.
+ */
+function implicitScalar(text: string, atKey: boolean): { readonly tag: string; readonly value: JsonValue } | typeof mergeKey {
+  if (text !== '' && !mayResolve.has(text.charAt(0))) return { tag: strTag, value: text };
+  const tag = scalarTags.find((t) => (t.default === true || (atKey && t.default === 'key')) && t.test?.test(text) === true);
+  if (tag === undefined) return { tag: strTag, value: text };
+  if (tag.tag === mergeTag) return mergeKey;
+  const resolved = tag.resolve(text, (message) => {
+    throw new BodyError('invalid', `${yamlFailure}yaml: ${message}`);
+  }, yaml11.options);
+  return { tag: tag.tag, value: scalarValue(isScalar(resolved) ? resolved.value : resolved, text) };
+}
+
+/** goyaml decodes timestamps into interface{} as their text; numbers, booleans and null as such. */
 function scalarValue(value: unknown, source: string): JsonValue {
   if (value === null || typeof value === 'boolean' || typeof value === 'string') return value;
   if (typeof value === 'number') return Number.isFinite(value) ? value : source;
@@ -217,10 +335,32 @@ function scalarValue(value: unknown, source: string): JsonValue {
   return source;
 }
 
+/** Tags goyaml resolves a scalar against (resolve.go resolvableTag); any other tag leaves the scalar a string. */
+const resolvableTags = new Set(['str', 'bool', 'int', 'float', 'null', 'timestamp'].map((name) => `${yamlTag}${name}`));
+
+/** A scalar with an explicit tag, as goyaml v2's resolve and decoder.scalar decode it. */
+function explicitScalar(written: string, text: string): JsonValue {
+  const tag = written.startsWith('!!') ? `${yamlTag}${written.slice(2)}` : written.startsWith('!<') ? written.slice(2, -1) : written;
+  if (tag === `${yamlTag}binary`) return binaryText(text);
+  if (tag === strTag || !resolvableTags.has(tag)) return text;
+  const resolved = implicitScalar(text, false);
+  const resolvedTag = resolved === mergeKey ? strTag : resolved.tag;
+  if (resolved !== mergeKey && (resolvedTag === tag || (tag === `${yamlTag}float` && resolvedTag === `${yamlTag}int`))) return resolved.value;
+  const short = (name: string) => (name.startsWith(yamlTag) ? `!!${name.slice(yamlTag.length)}` : name);
+  throw new BodyError('invalid', `${yamlFailure}yaml: cannot decode ${short(resolvedTag)} \`${text}\` as a ${short(tag)}`);
+}
+
+/** A `!!binary` scalar: its bytes, decoded as Go's base64.StdEncoding does (padding required, line breaks ignored). */
+function binaryText(text: string): string {
+  const base64 = text.replace(/[\r\n]/g, '');
+  if (base64.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(base64)) throw new BodyError('invalid', `${yamlFailure}yaml: !!binary value contains invalid base64 data`);
+  return Buffer.from(base64, 'base64').toString('utf8');
+}
+
 /** sigs.k8s.io/yaml turns scalar keys into JSON strings and refuses others. */
-function keyString(key: JsonValue): string {
+function keyString(key: DecodedValue): string {
   if (key === null) return 'null';
-  if (typeof key === 'object') throw new BodyError('invalid', 'error decoding YAML: error converting YAML to JSON: yaml: invalid map key');
+  if (typeof key === 'object') throw new BodyError('invalid', `${yamlFailure}error converting YAML to JSON: yaml: invalid map key`);
   return String(key);
 }
 
@@ -228,7 +368,7 @@ export function decodeBody(request: BodyRequest): BodyAnswer {
   try {
     const json = request.format === 'yaml' ? undefined : jsonDocument(request.text, request.maxDepth, request.format === 'json');
     const decoded = json ?? decodeYaml(request.text, request.maxDepth);
-    const { value, unknownFields } = request.schema === undefined ? { value: decoded.value, unknownFields: [] } : pruneUnknownFields(decoded.value, request.schema, request.mergePatch === true);
+    const { value, unknownFields } = request.schema === undefined ? { value: plain(decoded.value), unknownFields: [] } : pruneUnknownFields(decoded.value, request.schema, request.mergePatch === true);
     const text = JSON.stringify(value);
     if (text.length > request.maxOutputBytes) {
       throw new BodyError('tooLarge', `Request entity too large: limit is ${request.maxOutputBytes}`);
@@ -264,19 +404,46 @@ function jsonDocument(text: string, maxDepth: number, certain: boolean): { value
 
 const jsonFailure = 'the body of the request could not be decoded: ';
 
-function decodeYaml(text: string, maxDepth: number): { value: JsonValue; duplicates: string[] } {
-  const document = parseDocument(text, { version: '1.1', uniqueKeys: false, keepSourceTokens: false });
+function decodeYaml(text: string, maxDepth: number): { value: DecodedValue; duplicates: string[] } {
   // goyaml's Unmarshal reads the first document only: what follows it is not an error.
-  const error = document.errors.find((e) => e.code !== 'MULTIPLE_DOCS');
-  if (error !== undefined) throw new BodyError('invalid', `${yamlFailure}yaml: line ${error.linePos?.[0].line ?? 0}: ${error.message.split('\n')[0] ?? ''}`);
-  const converter = new Converter(text, maxDepth);
-  const value = converter.convert(document.contents, 1, false);
+  const document = text.slice(0, secondDocumentStart(text));
+  let events: Event[];
+  try {
+    // js-yaml counts scalars and keys into its depth too: a little more than ours keeps its bound out of our way.
+    events = parseEvents(document, { maxDepth: maxDepth + parserDepthSlack });
+  } catch (error) {
+    if (!(error instanceof YAMLException)) throw error;
+    if (error.reason.startsWith('nesting exceeded maxDepth')) throw new BodyError('invalid', `${yamlFailure}yaml: exceeded max depth of ${maxDepth}`);
+    throw new BodyError('invalid', `${yamlFailure}yaml: line ${(error.mark?.line ?? 0) + 1}: ${error.reason}`);
+  }
+  const decoder = new EventDecoder(document, maxDepth);
+  const value = decoder.decode(events);
   // goyaml reports every repeated key in one error, a line each.
-  const duplicates = converter.duplicates.length === 0 ? [] : [`yaml: unmarshal errors:\n${converter.duplicates.map((d) => `  ${d}`).join('\n')}`];
+  const duplicates = decoder.duplicates.length === 0 ? [] : [`yaml: unmarshal errors:\n${decoder.duplicates.map((d) => `  ${d}`).join('\n')}`];
   return { value, duplicates };
 }
 
-const yamlFailure = 'error decoding YAML: ';
+const parserDepthSlack = 10;
+
+/**
+ * Where a second document starts (a `---` or `...` line after the first
+ * document's content), if any. Such a line always ends a document (or is
+ * an error inside it), whatever precedes it.
+ */
+export function secondDocumentStart(text: string): number | undefined {
+  let content = false;
+  for (let line = 0; line < text.length; ) {
+    const next = text.indexOf('\n', line);
+    const end = next === -1 ? text.length : next;
+    const marker = text.startsWith('---', line) || text.startsWith('...', line);
+    const markerLine = marker && (line + 3 === end || ' \t\r'.includes(text.charAt(line + 3)));
+    if (markerLine && content) return line;
+    if (!content) content = !(text.startsWith('#', line) || text.startsWith('%', line) || /^[ \t\r]*$/.test(text.slice(line, end)));
+    line = end + 1;
+  }
+  return undefined;
+}
+
 
 /*
  * Linear, non-recursive scans of JSON text that JSON.parse has already
@@ -437,13 +604,23 @@ const metaFields = new Set(['apiVersion', 'kind', 'metadata']);
  * YAML aliases share values, which may sit under different schemas. What
  * is not an object is no object of the kind, and left to the caller.
  */
-export function pruneUnknownFields(value: JsonValue, schema: PruneSchema, mergePatch = false): { value: JsonValue; unknownFields: string[] } {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return { value, unknownFields: [] };
+export function pruneUnknownFields(value: DecodedValue, schema: PruneSchema, mergePatch = false): { value: JsonValue; unknownFields: string[] } {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return { value: plain(value), unknownFields: [] };
   const unknownFields: string[] = [];
   const result = prune(value, { ...schema, 'x-kubernetes-embedded-resource': true }, '', { unknownFields, mergePatch });
-  // Byte order, as Go compares strings (UTF-16 order differs beyond the BMP).
-  unknownFields.sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
-  return { value: result, unknownFields };
+  return { value: result, unknownFields: sortedAsGo(unknownFields) };
+}
+
+/**
+ * Strings in byte order, as Go's sort.Strings orders them. UTF-16 order (JavaScript's) is the same but for
+ * characters beyond the BMP against U+E000–U+FFFF; only then are the strings compared as UTF-8.
+ */
+function sortedAsGo(texts: string[]): string[] {
+  if (!texts.some((text) => /[\uD800-\uFFFF]/.test(text))) return texts.sort();
+  return texts
+    .map((text) => ({ text, bytes: Buffer.from(text) }))
+    .sort((a, b) => Buffer.compare(a.bytes, b.bytes))
+    .map(({ text }) => text);
 }
 
 interface Pruning {
@@ -451,24 +628,46 @@ interface Pruning {
   readonly mergePatch: boolean;
 }
 
-function prune(value: JsonValue, schema: PruneSchema | undefined, path: string, pruning: Pruning): JsonValue {
+function prune(value: DecodedValue, schema: PruneSchema | undefined, path: string, pruning: Pruning): JsonValue {
   const preserve = schema?.['x-kubernetes-preserve-unknown-fields'] === true;
   if (Array.isArray(value)) {
     // Items of a preserved list are preserved too (kube's skipPrune).
     const items = preserve ? (schema.items === undefined ? undefined : { ...schema.items, 'x-kubernetes-preserve-unknown-fields': true }) : schema?.items;
-    if (preserve && items === undefined) return value;
+    if (preserve && items === undefined) return plain(value);
     return value.map((item, index) => prune(item, items, `${path}[${index}]`, pruning));
   }
   if (value === null || typeof value !== 'object') return value;
   const result: Record<string, JsonValue> = {};
-  for (const [key, child] of Object.entries(value)) {
-    const childPath = path === '' ? key : `${path}.${key}`;
+  for (const [key, child] of value instanceof Map ? value : Object.entries(value)) {
     const known = schema?.properties?.[key] ?? additional(schema);
-    if (schema?.['x-kubernetes-embedded-resource'] === true && metaFields.has(key)) result[key] = child;
-    else if (known !== undefined) result[key] = prune(child, known, childPath, pruning);
-    else if (preserve) result[key] = child;
-    else if (!(pruning.mergePatch && child === null)) pruning.unknownFields.push(childPath);
+    if (schema?.['x-kubernetes-embedded-resource'] === true && metaFields.has(key)) setField(result, key, plain(child));
+    else if (known !== undefined) setField(result, key, prune(child, known, path === '' ? key : `${path}.${key}`, pruning));
+    else if (preserve) setField(result, key, plain(child));
+    else if (!(pruning.mergePatch && child === null)) pruning.unknownFields.push(path === '' ? key : `${path}.${key}`);
   }
+  return result;
+}
+
+/** `object[key] = value`, also for the key `__proto__`, which an assignment would take for the prototype. */
+function setField(object: Record<string, JsonValue>, key: string, value: JsonValue): void {
+  if (key === '__proto__') Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
+  else object[key] = value;
+}
+
+const plainMaps = new WeakMap<DecodedMap, JsonValue>();
+
+/** A decoded value as JSON values: YAML's Maps as objects, each converted once however many aliases share it. */
+function plain(value: DecodedValue): JsonValue {
+  if (Array.isArray(value)) return value.map(plain);
+  if (!(value instanceof Map)) {
+    // Scalars, and objects from JSON.parse, which hold no Map.
+    return value as JsonValue;
+  }
+  const known = plainMaps.get(value);
+  if (known !== undefined) return known;
+  const result: Record<string, JsonValue> = {};
+  for (const [key, child] of value) setField(result, key, plain(child));
+  plainMaps.set(value, result);
   return result;
 }
 

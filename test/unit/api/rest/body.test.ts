@@ -91,7 +91,8 @@ describe('YAML bodies (decoded in a worker)', () => {
         e: true,
         f: [{ x: 1, z: 2 }],
       },
-      duplicates: strictErrors([]),
+      // goyaml merges by setting each key: UnmarshalStrict counts a key set again after a merge as repeated.
+      duplicates: strictErrors(['yaml: unmarshal errors:\n  line 4: key "z" already set in map']),
       unknownFields: strictErrors([]),
       firstUnknownField: undefined,
     });
@@ -141,6 +142,39 @@ describe('YAML bodies (decoded in a worker)', () => {
       unknownFields: strictErrors([]),
       firstUnknownField: undefined,
     });
+  });
+
+  it('report a merged key set before or after as repeated, on the line goyaml names (the value\'s)', async () => {
+    const decoded = await decodeObject('base: &b\n  p: 1\n  q: 2\nc:\n  q: 0\n  <<: *b\n  p:\n    deep: 3\n', 'application/yaml');
+    expect(decoded.value).toEqual({ base: { p: 1, q: 2 }, c: { q: 2, p: { deep: 3 } } });
+    expect(decoded.duplicates).toEqual(strictErrors(['yaml: unmarshal errors:\n  line 3: key "q" already set in map\n  line 8: key "p" already set in map']));
+  });
+
+  it('resolve explicit scalar tags as goyaml does: refused when the text is not of the tag, unknown tags leave a string', async () => {
+    await expect(decodeObject('a: !!str 5\nb: !!int "7"\nc: !!float 1\nd: !custom yes\ne: !!binary aGk=\nf: !<tag:yaml.org,2002:bool> on\n', 'application/yaml')).resolves.toMatchObject({
+      value: { a: '5', b: 7, c: 1, d: 'yes', e: 'hi', f: true },
+    });
+    expect(await refusal(decodeObject('a: !!int abc\n', 'application/yaml'))).toEqual({ code: 400, reason: 'BadRequest', message: 'error decoding YAML: yaml: cannot decode !!str `abc` as a !!int' });
+    expect(await refusal(decodeObject('a: !!binary "a"\n', 'application/yaml'))).toEqual({ code: 400, reason: 'BadRequest', message: 'error decoding YAML: yaml: !!binary value contains invalid base64 data' });
+  });
+
+  it('keep __proto__ a key like any other, and refuse a collection as a key', async () => {
+    expect(JSON.stringify((await decodeObject('__proto__: {a: 1}\nb: 2\n', 'application/yaml')).value)).toBe('{"__proto__":{"a":1},"b":2}');
+    expect(await refusal(decodeObject('? [a]\n: b\n', 'application/yaml'))).toEqual({ code: 400, reason: 'BadRequest', message: 'error decoding YAML: error converting YAML to JSON: yaml: invalid map key' });
+  });
+
+  it('name the line of a syntax error', async () => {
+    expect(await refusal(decodeObject('a: 1\nb: c: d\n', 'application/yaml'))).toEqual({ code: 400, reason: 'BadRequest', message: 'error decoding YAML: yaml: line 2: bad indentation of a mapping entry' });
+    expect(await refusal(decodeObject('a: "\\q"\n', 'application/yaml'))).toEqual({ code: 400, reason: 'BadRequest', message: 'error decoding YAML: yaml: line 1: unknown escape sequence' });
+  });
+
+  it('decode 100,000 keys in one mapping, their repeated keys and unknown fields included', async () => {
+    const keys = Array.from({ length: 100_000 }, (_, i) => `  k${i}: v${i}\n`).join('');
+    const decoded = await decodeObject(`spec:\n${keys}  k7: again\n`, 'application/yaml', { schema: { properties: { spec: { properties: {} } } } });
+    expect(decoded.value).toEqual({ spec: {} });
+    expect(decoded.unknownFields.count).toBe(100_000);
+    expect(decoded.firstUnknownField).toBe('spec.k0');
+    expect(decoded.duplicates).toEqual(strictErrors(['yaml: unmarshal errors:\n  line 100002: key "k7" already set in map']));
   });
 
   it('turn strict-decoding errors into kube warnings: one per line of a YAML error list', () => {

@@ -638,14 +638,23 @@ function prune(value: DecodedValue, schema: PruneSchema | undefined, path: strin
   }
   if (value === null || typeof value !== 'object') return value;
   const result: Record<string, JsonValue> = {};
-  for (const [key, child] of value instanceof Map ? value : Object.entries(value)) {
-    const known = schema?.properties?.[key] ?? additional(schema);
+  const pruneField = (key: string, child: DecodedValue) => {
+    const known = property(schema, key) ?? additional(schema);
     if (schema?.['x-kubernetes-embedded-resource'] === true && metaFields.has(key)) setField(result, key, plain(child));
     else if (known !== undefined) setField(result, key, prune(child, known, path === '' ? key : `${path}.${key}`, pruning));
     else if (preserve) setField(result, key, plain(child));
     else if (!(pruning.mergePatch && child === null)) pruning.unknownFields.push(path === '' ? key : `${path}.${key}`);
-  }
+  };
+  // Object.keys, not Object.entries: no pair allocated per field of a 100,000-field object.
+  if (value instanceof Map) for (const [key, child] of value) pruneField(key, child);
+  else for (const key of Object.keys(value)) pruneField(key, value[key] ?? null);
   return result;
+}
+
+/** The schema of a declared property; `constructor` and the like are fields, not Object.prototype's. */
+function property(schema: PruneSchema | undefined, key: string): PruneSchema | undefined {
+  const properties = schema?.properties;
+  return properties !== undefined && Object.hasOwn(properties, key) ? properties[key] : undefined;
 }
 
 /** `object[key] = value`, also for the key `__proto__`, which an assignment would take for the prototype. */

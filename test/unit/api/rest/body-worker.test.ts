@@ -39,6 +39,10 @@ describe('pruneUnknownFields (kube pruning/algorithm.go)', () => {
     });
   });
 
+  it('prunes fields named after Object.prototype members: they are fields, not schema', () => {
+    expect(pruneUnknownFields({ spec: { constructor: 1, toString: 2, list: [] } }, schema)).toEqual({ value: { spec: { list: [] } }, unknownFields: ['spec.constructor', 'spec.toString'] });
+  });
+
   it('does not change values shared between places (YAML aliases)', () => {
     const shared: Parameters<typeof pruneUnknownFields>[0] = { x: 1, y: 2 };
     const body = { spec: { list: [shared], labels: { s: 'v' } } };

@@ -206,6 +206,48 @@ describe('kubectl', () => {
   });
 });
 
+describe('what a tenant reads about its claims', () => {
+  interface Event {
+    readonly type: string;
+    readonly reason: string;
+    readonly reportingController?: string;
+    readonly reportingInstance?: string;
+    readonly source?: { readonly component?: string; readonly host?: string };
+  }
+
+  it('names no backing kind, group, storage namespace, record or server host: the Events the binder writes included', async () => {
+    const name = 'unbindable';
+    await ok('tenant-a', ['-n', 'tenant-a', 'create', '-f', await file('unbindable.yaml', manifest(name))]);
+    // No HostDeployPolicy admits tenant-a here: the binder says so with a Warning Event in the tenant's namespace.
+    const listEvents = async () => ok('tenant-a', ['-n', 'tenant-a', 'get', 'events', '--field-selector', `involvedObject.name=${name}`, '-o', 'json']);
+    const binderEvents = await pollUntil(
+      "the binder's Event about the claim",
+      async () => {
+        const items = (JSON.parse(await listEvents()) as { items: Event[] }).items.filter((e) => e.reportingController !== undefined || e.source?.component === 'hostclaim-binder');
+        return items.length > 0 ? items : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
+    expect(binderEvents.map((e) => [e.type, e.reason])).toContainEqual(['Warning', 'NoAdmittingPolicy']);
+    // Which replica acted is infrastructure: the Event names the component, never the server's host.
+    for (const event of binderEvents) {
+      expect([event.reportingInstance, event.source?.component, event.source?.host ?? '']).toEqual(['hostclaim-binder', 'hostclaim-binder', '']);
+    }
+    const missing = await kubectl('tenant-a', ['-n', 'tenant-a', 'get', 'hostclaims.tenancy.metal3.io', `${name}-missing`]);
+    expect(missing.code).not.toBe(0);
+    const readable = [
+      await ok('tenant-a', ['-n', 'tenant-a', 'get', 'events', '-o', 'json']),
+      await ok('tenant-a', ['-n', 'tenant-a', 'describe', 'hostclaims.tenancy.metal3.io', name]),
+      await ok('tenant-a', ['-n', 'tenant-a', 'get', 'hostclaims.tenancy.metal3.io', name, '-o', 'json']),
+      missing.stderr,
+    ].join('\n');
+    expect(readable).toContain('NoAdmittingPolicy');
+    for (const backing of ['HostClaimRecord', 'infra.tenancy.metal3.io', 'hostclaim-system', `tenant-a.${name}`]) expect(readable).not.toContain(backing);
+    expect(readable).not.toMatch(new RegExp(`\\b${os.hostname().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`));
+    await ok('tenant-a', ['-n', 'tenant-a', 'delete', 'hc', name, '--wait']);
+  });
+});
+
 describe('validation and status', () => {
   it('rejects reserved metadata and secrets of other namespaces with 422 field causes', async () => {
     const reserved = await kubectl('tenant-a', [

@@ -10,6 +10,7 @@
  *   certificate and X-Remote-* headers, as the aggregator would send.
  * - `directToKube`: the same front-proxy request to kube-apiserver, which
  *   trusts that certificate too: kube's answer for the direct path.
+ * - `directConnection`: what `direct` connects with, for a client of its own.
  */
 import { readFile } from 'node:fs/promises';
 import type { OutgoingHttpHeaders } from 'node:http';
@@ -44,6 +45,18 @@ export interface RawClients {
   viaAggregator(kubeconfigPath: string, request: RawRequest): Promise<RawResponse>;
   direct(identity: Identity, request: RawRequest): Promise<RawResponse>;
   directToKube(identity: Identity, request: RawRequest): Promise<RawResponse>;
+  directConnection(identity: Identity): DirectConnection;
+}
+
+/** The server's port, the front-proxy client certificate and the identity's X-Remote-* headers. */
+export interface DirectConnection {
+  readonly host: string;
+  readonly port: number;
+  readonly ca: string;
+  readonly cert: string;
+  readonly key: string;
+  readonly servername: string;
+  readonly headers: Readonly<Record<string, string | string[]>>;
 }
 
 interface TlsCredentials {
@@ -86,16 +99,17 @@ export async function rawClients(env: DevEnvironment): Promise<RawClients> {
     }
     return found;
   };
+  const directTarget = { host: serverUrl.hostname, port: Number(serverUrl.port), ca: env.aggregatedServerCaPem, cert: frontProxy.cert, key: frontProxy.key, servername: 'localhost' };
   return {
     async viaAggregator(kubeconfigPath, request) {
       const { ca, cert, key } = await credentials(kubeconfigPath);
       return send({ host: server.hostname, port: Number(server.port), ca, cert, key }, request);
     },
     direct(identity, request) {
-      return send(
-        { host: serverUrl.hostname, port: Number(serverUrl.port), ca: env.aggregatedServerCaPem, cert: frontProxy.cert, key: frontProxy.key, servername: 'localhost' },
-        { ...request, headers: frontProxyHeaders(identity, request) },
-      );
+      return send(directTarget, { ...request, headers: frontProxyHeaders(identity, request) });
+    },
+    directConnection(identity) {
+      return { ...directTarget, headers: identityHeaders(identity) };
     },
     async directToKube(identity, request) {
       const { ca } = await credentials(env.adminKubeconfigPath);
@@ -106,11 +120,11 @@ export async function rawClients(env: DevEnvironment): Promise<RawClients> {
 
 /** The identity as the aggregator asserts it; the request's own headers win (hostile-input tests forge them). */
 function frontProxyHeaders(identity: Identity, request: RawRequest): OutgoingHttpHeaders {
-  return {
-    'X-Remote-User': identity.user,
-    'X-Remote-Group': [...(identity.groups ?? []), 'system:authenticated'],
-    ...request.headers,
-  };
+  return { ...identityHeaders(identity), ...request.headers };
+}
+
+function identityHeaders(identity: Identity): Record<string, string | string[]> {
+  return { 'X-Remote-User': identity.user, 'X-Remote-Group': [...(identity.groups ?? []), 'system:authenticated'] };
 }
 
 interface Target {

@@ -1,9 +1,9 @@
 /**
  * YAML bodies, and JSON bodies too large to parse here, are decoded in a
  * worker thread (body-worker.ts), which also prunes fields the kind's
- * schema does not know: parsing YAML costs about a microsecond per byte,
- * and JSON.parse of a 2 MB object with 100,000 keys 150–300 ms on a busy
- * machine; either would hold the event loop, stalling every other tenant's
+ * schema does not know: decoding and pruning 2 MB with 100,000 keys costs
+ * 150–200 ms of CPU, and JSON.parse alone 150–300 ms on a busy machine;
+ * either would hold the event loop, stalling every other tenant's
  * request, watch and the binder's Lease renewal. kube-apiserver decodes
  * each request on its own goroutine; this is the Node equivalent. One
  * worker, started on first use; requests queue on it, so decoding never
@@ -11,7 +11,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { ApiError, badRequest, internalError } from '../status.js';
-import type { BodyAnswer, BodyRequest } from './body-worker.js';
+import { bodyDecoderWorkerData, type BodyAnswer, type BodyRequest } from './body-worker.js';
 
 export type DecodeOptions = Omit<BodyRequest, 'id' | 'text'>;
 
@@ -46,7 +46,7 @@ class BodyDecoder {
 
   private started(): Worker {
     if (this.worker !== undefined) return this.worker;
-    const worker = new Worker(workerFile, { resourceLimits: { stackSizeMb: workerStackMb } });
+    const worker = new Worker(workerFile, { workerData: bodyDecoderWorkerData, resourceLimits: { stackSizeMb: workerStackMb } });
     worker.on('message', (answer: BodyAnswer) => {
       this.settle(answer);
     });

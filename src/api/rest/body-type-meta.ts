@@ -7,6 +7,7 @@
  * k8s.io/apiserver endpoints/handlers rest.go transformDecodeError):
  * pure functions over the body's bytes and its decoded value.
  */
+import { secondDocumentStart } from './body-worker.js';
 
 export interface GroupVersion {
   readonly group: string;
@@ -83,25 +84,6 @@ export function summarizeData(bytes: Uint8Array, maxLength = 30): string {
 /** goyaml's input_raw_buffer_size. */
 const rawReadSize = 512;
 
-/**
- * Where a second YAML document starts (a `---` or `...` line after the
- * first document's content), if any: goyaml's Unmarshal reads no further.
- */
-function secondDocumentStart(bytes: Uint8Array): number | undefined {
-  let content = false;
-  for (let line = 0; line < bytes.length; ) {
-    const next = bytes.indexOf(0x0a, line);
-    const end = next === -1 ? bytes.length : next;
-    const marker = (bytes[line] === 0x2d && bytes[line + 1] === 0x2d && bytes[line + 2] === 0x2d) || (bytes[line] === 0x2e && bytes[line + 1] === 0x2e && bytes[line + 2] === 0x2e);
-    const markerLine = marker && (line + 3 === end || bytes[line + 3] === 0x20 || bytes[line + 3] === 0x09 || bytes[line + 3] === 0x0d);
-    if (markerLine && content) return line;
-    const blankOrComment = bytes.subarray(line, end).every((b) => b === 0x20 || b === 0x09 || b === 0x0d) || bytes[line] === 0x23 || bytes[line] === 0x25;
-    if (!blankOrComment) content = true;
-    line = end + 1;
-  }
-  return undefined;
-}
-
 /** Whether go-yaml's reader accepts a character (its printable set). */
 function yamlPrintable(value: number): boolean {
   return (
@@ -128,7 +110,8 @@ export function yamlReaderError(bytes: Uint8Array): string | undefined {
     return bytes.length % 2 === 1 ? 'yaml: incomplete UTF-16 character' : 'yaml: invalid leading UTF-8 octet';
   }
   // goyaml decodes its input in 512-byte reads, as far as the parser needs: through the first document's end marker.
-  const secondDocument = secondDocumentStart(bytes);
+  // Latin-1 maps each byte to one character: offsets stay byte offsets, and the markers are ASCII.
+  const secondDocument = secondDocumentStart(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1'));
   const readEnd = secondDocument === undefined ? bytes.length : Math.min(bytes.length, (Math.floor((secondDocument + 4) / rawReadSize) + 1) * rawReadSize);
   const start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
   for (let position = start; position < readEnd; ) {

@@ -23,7 +23,9 @@
  * Runs as a worker thread: no imports from this project (it is loaded as
  * is, compiled or as TypeScript source in tests).
  */
-import { parentPort } from 'node:worker_threads';
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
+import { parentPort, workerData } from 'node:worker_threads';
 import { EVENT_ID, getScalarValue, parseEvents, SCALAR_STYLE, YAMLException, type AliasEvent, type Event, type MappingEvent, type ScalarEvent, type SequenceEvent } from 'js-yaml';
 import { Document, isScalar, type ScalarTag } from 'yaml';
 
@@ -50,6 +52,9 @@ export interface BodyRequest {
 }
 
 export type BodyFailure = 'invalid' | 'tooLarge';
+
+/** The workerData body-decoder.ts starts this module with: only then does it serve requests. */
+export const bodyDecoderWorkerData = { bodyDecoder: true } as const;
 
 /**
  * Strict-decoding errors of one kind (repeated keys, unknown fields), in
@@ -687,4 +692,21 @@ function additional(schema: PruneSchema | undefined): PruneSchema | undefined {
   return values === true ? { 'x-kubernetes-preserve-unknown-fields': true } : values;
 }
 
-parentPort?.on('message', (request: BodyRequest) => parentPort?.postMessage(decodeBody(request)));
+/**
+ * This thread runs at a lower priority (nice 10) than the event loop and
+ * kube-apiserver: on a busy machine a hostile body waits for a CPU, not
+ * every other request. Linux names a thread by its id in /proc/thread-self;
+ * elsewhere the thread keeps the process's priority.
+ */
+function yieldToTheEventLoop(): void {
+  try {
+    setPriority(Number(readlinkSync('/proc/thread-self').split('/').at(-1)), 10);
+  } catch {
+    // Not Linux, or not allowed: decoding still runs off the event loop.
+  }
+}
+
+if ((workerData as typeof bodyDecoderWorkerData | undefined)?.bodyDecoder === true) {
+  yieldToTheEventLoop();
+  parentPort?.on('message', (request: BodyRequest) => parentPort?.postMessage(decodeBody(request)));
+}

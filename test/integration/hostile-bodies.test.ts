@@ -182,12 +182,12 @@ describe('hostile bodies', () => {
         const reference = references[index] as { readonly answer: RawResponse; readonly elapsed: number };
         const bound = answerBound(reference.elapsed);
         const withinBounds = (a: Attempt): boolean => a.elapsed < bound && a.slowestGet < 100;
-        const attempts = [await attempt(request, gets, serverPid)];
-        // This machine's load comes in bursts: a request that missed a bound is sent once more, and the better attempt
+        const first = await attempt(request, gets, serverPid);
+        // This machine's load comes in bursts: a request that missed a bound is sent once more, and that attempt
         // counts. A stall of this server comes back every time.
-        if (!withinBounds(attempts[0] as Attempt)) attempts.push(await attempt(request, gets, serverPid));
-        const counted = attempts.find(withinBounds) ?? (attempts.at(-1) as Attempt);
-        results.push({ name, attempts, counted, reference: reference.answer, bound, knownDifference });
+        const again = withinBounds(first) ? undefined : await attempt(request, gets, serverPid);
+        const attempts = again === undefined ? [first] : [first, again];
+        results.push({ name, attempts, counted: again ?? first, reference: reference.answer, bound, knownDifference });
       }
     } finally {
       allGets = await gets.stop();

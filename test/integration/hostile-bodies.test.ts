@@ -97,7 +97,8 @@ async function attempt(request: RawRequest, gets: GetLoop, serverPid: number): P
   const to = now();
   const cpuWait = cpuWaitBetween(waitedBefore, runQueueWaits(serverPid));
   const beside = await gets.during(from, to);
-  return { answer, elapsed: to - from - cpuWait, wallTime: to - from, gets: beside, slowestGet: Math.max(0, ...beside.map(serverWait)) };
+  // The kernel accounts a wait when the thread gets its CPU, so a wait begun just before `from` can exceed the interval.
+  return { answer, elapsed: Math.max(0, to - from - cpuWait), wallTime: to - from, gets: beside, slowestGet: Math.max(0, ...beside.map(serverWait)) };
 }
 
 /**

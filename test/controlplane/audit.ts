@@ -49,13 +49,17 @@ export function auditDir(): string | undefined {
 
 /** kube-apiserver flags auditing the ServiceAccount into `logFile`; writes the policy next to it. */
 export async function auditFlags(logFile: string): Promise<string[]> {
-  const policyFile = `${logFile}.policy.yaml`;
+  const policyFile = policyFileOf(logFile);
   await fs.writeFile(policyFile, POLICY);
   return [`--audit-policy-file=${policyFile}`, `--audit-log-path=${logFile}`, '--audit-log-format=json', '--audit-log-maxbackup=0'];
 }
 
-/** Reduces the audit log to its distinct requests, written as `<dir>/<name>.json`. */
-export async function saveAuditedRequests(logFile: string, dir: string, name: string): Promise<void> {
+/**
+ * Reduces the audit log to its distinct requests, written as
+ * `<dir>/<name>.json`, and removes the log and its policy (the control
+ * plane's log directory keeps only the components' logs).
+ */
+export async function collectAuditedRequests(logFile: string, dir: string, name: string): Promise<void> {
   let text: string;
   try {
     text = await fs.readFile(logFile, 'utf8');
@@ -63,6 +67,7 @@ export async function saveAuditedRequests(logFile: string, dir: string, name: st
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
     throw error;
   }
+  await Promise.all([fs.rm(logFile), fs.rm(policyFileOf(logFile), { force: true })]);
   const requests = new Map<string, AuditedRequest>();
   for (const line of text.split('\n')) {
     if (line === '') continue;
@@ -82,6 +87,10 @@ export async function saveAuditedRequests(logFile: string, dir: string, name: st
   }
   await fs.mkdir(dir, { recursive: true });
   await fs.writeFile(path.join(dir, `${name}.json`), JSON.stringify([...requests.values()]));
+}
+
+function policyFileOf(logFile: string): string {
+  return `${logFile}.policy.yaml`;
 }
 
 /** Every request recorded in `dir` by the control planes of this run. */

@@ -8,7 +8,7 @@ import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { issueCertificate } from '../../src/pki/certificates.js';
-import { auditDir, auditFlags, saveAuditedRequests } from './audit.js';
+import { auditDir, auditFlags, collectAuditedRequests } from './audit.js';
 import { resolveControlPlaneBinaries, type ControlPlaneBinaries } from './binaries.js';
 import { removeOwnedEntries, removeOwnedEntriesSync } from './files.js';
 import { httpsRequest, isHealthy, type HttpResponse } from './http.js';
@@ -327,7 +327,7 @@ class LocalControlPlane implements ControlPlane {
     await Promise.all([this.#processes.get('kube-controller-manager')?.stop(), this.#processes.get('kube-apiserver')?.stop()]);
     await this.#processes.get('etcd')?.stop();
     const audited = auditDir();
-    if (audited !== undefined) await saveAuditedRequests(this.#auditLogFile(), audited, `${path.basename(this.workDir)}-${this.#ports.apiserver}-${Date.now()}`);
+    if (audited !== undefined) await collectAuditedRequests(this.#auditLogFile(), audited, `${path.basename(this.workDir)}-${this.#ports.apiserver}-${Date.now()}`);
     if (!this.#keepData) {
       await removeOwnedEntries(this.workDir, this.#ownedEntries);
       this.#disposeWorkDirCleanup?.();

@@ -5,7 +5,9 @@
  * The aggregation group is checked against a real kube-apiserver in
  * test/integration/operations-doc.test.ts.
  */
+import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { repoPath } from '../../controlplane/paths.js';
 import { ApiServerMetrics } from '../../../src/observability/metrics.js';
 import { exposedSeries, readRuleGroups, vectorSelectors } from '../../support/prometheus-rules.js';
 
@@ -82,5 +84,22 @@ describe('deploy/monitoring/prometheus-rules.yaml', () => {
     // Every selector is limited to the server's scrape job: no other target's series of the same (kube) names.
     expect(selectors.filter((selector) => !selector.labels.includes('job'))).toEqual([]);
     expect(TARGET_LABELS).toContain('job');
+  });
+});
+
+describe('docs/operations.md, "Monitoring"', () => {
+  it('tables only metrics the server exports, besides those it marks as Prometheus\' or kube-apiserver\'s', async () => {
+    const markdown = fs.readFileSync(repoPath('docs', 'operations.md'), 'utf8');
+    const section = markdown.slice(markdown.indexOf('\n## Monitoring\n'), markdown.indexOf('\n## Troubleshooting\n'));
+    const firstCells = section
+      .split('\n')
+      .filter((line) => line.startsWith('| `'))
+      .map((line) => line.split(' | ')[0] ?? '');
+    const own = firstCells.filter((cell) => !cell.includes("kube-apiserver's") && !cell.includes('(Prometheus)'));
+    const names = own.flatMap((cell) => [...cell.matchAll(/`([a-z_:]+)(\{[^}]*\})?`/g)].map((match) => match[1] ?? ''));
+    expect(names.length).toBeGreaterThanOrEqual(10);
+    const exported = exposedSeries(await new ApiServerMetrics().registry.metrics());
+    // A histogram is named by its family; its series are <name>_bucket, _sum and _count.
+    expect(names.filter((name) => !exported.has(name) && !exported.has(`${name}_bucket`))).toEqual([]);
   });
 });

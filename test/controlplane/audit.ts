@@ -69,9 +69,15 @@ export async function collectAuditedRequests(logFile: string, dir: string, name:
   }
   await Promise.all([fs.rm(logFile), fs.rm(policyFileOf(logFile), { force: true })]);
   const requests = new Map<string, AuditedRequest>();
-  for (const line of text.split('\n')) {
-    if (line === '') continue;
-    const event = JSON.parse(line) as AuditEvent;
+  for (const line of text.split('\n').filter((line) => line !== '')) {
+    let event: AuditEvent;
+    try {
+      event = JSON.parse(line) as AuditEvent;
+    } catch {
+      // Only a kube-apiserver killed in the middle of writing an event leaves a truncated line:
+      // that one event is lost.
+      continue;
+    }
     if (event.user.username !== SERVER_SERVICE_ACCOUNT) continue;
     const request: AuditedRequest = {
       verb: event.verb,

@@ -22,6 +22,7 @@ import { loadSchemaSource } from '../../src/api/openapi/schema-source.js';
 import { hostClaimRecordCRD } from '../../src/resources/hostclaim/storage.js';
 import { installBareMetalOperatorCrds, resolveBareMetalOperator } from '../controlplane/baremetal-operator.js';
 import { startControlPlane, type ControlPlane } from '../controlplane/controlplane.js';
+import { waitForCrdsEstablished } from '../controlplane/crds.js';
 import { repoPath } from '../controlplane/paths.js';
 import { API_SERVICE_NAME, getAPIServiceAvailableCondition } from '../controlplane/register.js';
 import { pollUntil } from '../controlplane/wait.js';
@@ -49,8 +50,7 @@ beforeAll(async () => {
   await cp.apply(JSON.stringify(hostClaimRecordCRD(loadSchemaSource())));
   const { stdout: certManagerCrds } = await run(repoPath('test', 'deploy', 'cert-manager-crds.sh'));
   await cp.applyFile(certManagerCrds.trim());
-  const established = await cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', `crd/${RECORD_CRD}`, 'crd/certificates.cert-manager.io', 'crd/issuers.cert-manager.io']);
-  expect(established.code, established.stderr).toBe(0);
+  await waitForCrdsEstablished(cp, [RECORD_CRD, 'certificates.cert-manager.io', 'issuers.cert-manager.io']);
 
   checkout = await fs.mkdtemp(path.join(os.tmpdir(), 'operations-doc-'));
   await fs.cp(repoPath('deploy'), path.join(checkout, 'deploy'), { recursive: true, filter: (source) => path.basename(source) !== 'tls' });

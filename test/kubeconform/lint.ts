@@ -13,6 +13,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { kubernetesVersion, resolveControlPlaneBinaries, runBuildScript } from '../controlplane/binaries.js';
 import { startControlPlane } from '../controlplane/controlplane.js';
+import { waitForCrdsEstablished } from '../controlplane/crds.js';
 import { repoPath } from '../controlplane/paths.js';
 import { pollUntil } from '../controlplane/wait.js';
 import { writeKubeconformSchemas } from './schemas.js';
@@ -58,8 +59,7 @@ export async function kubeconformSchemas(binDir?: string): Promise<string> {
   const cp = await startControlPlane(binDir === undefined ? {} : { binDir });
   try {
     await cp.applyFile(certManagerCrds);
-    const established = await cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', '-f', certManagerCrds]);
-    if (established.code !== 0) throw new Error(`cert-manager CRDs not Established: ${established.stderr}`);
+    await waitForCrdsEstablished(cp, ['certificates.cert-manager.io', 'issuers.cert-manager.io']);
     const openapi = await pollUntil(
       `${CERT_MANAGER_DEFINITION} in /openapi/v2`,
       async () => {

@@ -42,6 +42,10 @@ build: deps ## compile the server to dist/
 lint: deps ## ESLint (typescript-eslint, type-checked rules)
 	eslint .
 
+.PHONY: lint-manifests
+lint-manifests: deps controlplane ## validate every entry point of deploy/ with kubeconform (strict), against the schemas of the tested Kubernetes release
+	tsx test/kubeconform/lint.ts
+
 .PHONY: typecheck
 typecheck: deps ## TypeScript strict type check of src and tests
 	tsc --noEmit -p tsconfig.json
@@ -58,7 +62,7 @@ integration: deps build controlplane bmo ## integration and e2e tests against th
 	vitest run --project integration $(call VITEST_REPORT,integration)
 
 .PHONY: test
-test: deps lint typecheck unit integration ## every check and test
+test: deps lint lint-manifests typecheck unit integration ## every check and test
 	@tsx test/support/summary.ts $(REPORTS)/unit.json $(REPORTS)/integration.json
 
 .PHONY: fuzz

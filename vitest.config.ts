@@ -1,10 +1,13 @@
 import { defineConfig } from 'vitest/config';
+import { IntegrationSequencer } from './test/integration/sequencer.js';
 
 // Two projects: fast unit tests (no processes, no network beyond loopback
 // servers they start themselves) and integration tests that run against the
 // real control plane built from Go modules (see test/controlplane).
 export default defineConfig({
   test: {
+    // rbac-usage.test.ts last (test/integration/sequencer.ts).
+    sequence: { sequencer: IntegrationSequencer },
     projects: [
       {
         test: {

@@ -8,6 +8,7 @@ import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { issueCertificate } from '../../src/pki/certificates.js';
+import { auditDir, auditFlags, collectAuditedRequests } from './audit.js';
 import { resolveControlPlaneBinaries, type ControlPlaneBinaries } from './binaries.js';
 import { removeOwnedEntries, removeOwnedEntriesSync } from './files.js';
 import { httpsRequest, isHealthy, type HttpResponse } from './http.js';
@@ -194,7 +195,8 @@ class LocalControlPlane implements ControlPlane {
     await this.#startAndWait(this.#etcdSpec(), ETCD_READY_TIMEOUT_MS, () =>
       isPlainHttpHealthy(`http://127.0.0.1:${this.#ports.etcdClient}/health`),
     );
-    await this.#startAndWait(this.#apiserverSpec(), APISERVER_READY_TIMEOUT_MS, () =>
+    const audit = auditDir() === undefined ? [] : await auditFlags(this.#auditLogFile());
+    await this.#startAndWait(this.#apiserverSpec(audit), APISERVER_READY_TIMEOUT_MS, () =>
       isHealthy(`${this.server}/readyz`, this.#adminIdentity()),
     );
     await writeKubeconfig(this.adminKubeconfigPath, {
@@ -324,6 +326,8 @@ class LocalControlPlane implements ControlPlane {
     // Clients of etcd first, so kube-apiserver shuts down cleanly.
     await Promise.all([this.#processes.get('kube-controller-manager')?.stop(), this.#processes.get('kube-apiserver')?.stop()]);
     await this.#processes.get('etcd')?.stop();
+    const audited = auditDir();
+    if (audited !== undefined) await collectAuditedRequests(this.#auditLogFile(), audited, `${path.basename(this.workDir)}-${this.#ports.apiserver}-${Date.now()}`);
     if (!this.#keepData) {
       await removeOwnedEntries(this.workDir, this.#ownedEntries);
       this.#disposeWorkDirCleanup?.();
@@ -336,6 +340,10 @@ class LocalControlPlane implements ControlPlane {
 
   #logFile(name: ComponentName): string {
     return path.join(this.logDir, `${name}.log`);
+  }
+
+  #auditLogFile(): string {
+    return path.join(this.logDir, 'kube-apiserver-audit.log');
   }
 
   #etcdSpec(): ComponentSpec {
@@ -360,7 +368,8 @@ class LocalControlPlane implements ControlPlane {
     };
   }
 
-  #apiserverSpec(): ComponentSpec {
+  /** `audit`: flags auditing hostclaim-apiserver's ServiceAccount (test/controlplane/audit.ts), or none. */
+  #apiserverSpec(audit: readonly string[]): ComponentSpec {
     const { files } = this.#pki;
     return {
       name: 'kube-apiserver',
@@ -396,6 +405,7 @@ class LocalControlPlane implements ControlPlane {
         // Resolve APIService backends through the Service (ExternalName ->
         // 127.0.0.1); endpoint routing cannot reach loopback addresses.
         '--enable-aggregator-routing=false',
+        ...audit,
       ],
     };
   }

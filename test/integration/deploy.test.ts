@@ -16,6 +16,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { startControlPlane, type ControlPlane } from '../controlplane/controlplane.js';
+import { waitForCrdsEstablished } from '../controlplane/crds.js';
 import { repoPath } from '../controlplane/paths.js';
 import { API_SERVICE_NAME, DEV_OVERLAY_DIR, renderKustomization } from '../controlplane/register.js';
 
@@ -157,7 +158,7 @@ describe('kubectl apply -k deploy/', () => {
 
     const { stdout: crdDir } = await run(repoPath('test', 'deploy', 'cert-manager-crds.sh'));
     await cp.applyFile(crdDir.trim());
-    await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/certificates.cert-manager.io', 'crd/issuers.cert-manager.io']);
+    await waitForCrdsEstablished(cp, ['certificates.cert-manager.io', 'issuers.cert-manager.io']);
 
     const applied = (await kubectl(args)).trim().split('\n').sort();
     expect(applied).toContain('certificate.cert-manager.io/hostclaim-apiserver serverside-applied (server dry run)');

@@ -1,0 +1,20 @@
+// kubeconform, the Kubernetes manifest validator run by `make lint-manifests`
+// (build.sh builds it; schemas.ts writes the JSON schemas it validates
+// against from the test control plane's OpenAPI). kube-linter would also
+// check best practices, but golang.stackrox.io/kube-linter is refused by the
+// Go module proxy (403, every version tried).
+module hostclaim-apiserver.test/kubeconform
+
+go 1.26
+
+require (
+	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
+	github.com/hashicorp/go-retryablehttp v0.7.8 // indirect
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2 // indirect
+	github.com/yannh/kubeconform v0.8.0 // indirect
+	go.yaml.in/yaml/v2 v2.4.4 // indirect
+	golang.org/x/text v0.37.0 // indirect
+	k8s.io/kube-openapi v0.0.0-20260603220949-865597e52e25 // indirect
+	k8s.io/utils v0.0.0-20260210185600-b8788abfbbc2 // indirect
+	sigs.k8s.io/yaml v1.6.0 // indirect
+)

@@ -195,6 +195,25 @@ describe('authentication on a kept-alive connection', () => {
     }
   });
 
+  it('verifies the peer certificate a resumed session carries against the current CAs', async () => {
+    const original = auth;
+    try {
+      const first = await request({ port, path: '/whoami', headers: { 'X-Remote-User': 'tenant-a' }, caPem: servingCAPem, client: pki.frontProxyClient });
+      expect(first.status).toBe(200);
+      expect(first.session).toBeDefined();
+      // The resumed session presents no certificate; the server still holds the one of the first handshake.
+      const resumed = await request({ port, path: '/whoami', headers: { 'X-Remote-User': 'tenant-b' }, caPem: servingCAPem, session: first.session! });
+      expect(resumed.resumed).toBe(true);
+      expect((json(resumed)['user'] as UserInfo).name).toBe('tenant-b');
+      auth = parseAuthenticationConfig({ ...authenticationConfigMapData(pki), 'requestheader-client-ca-file': pki.strangerCA.certPem });
+      const afterRotation = await request({ port, path: '/whoami', headers: { 'X-Remote-User': 'tenant-b' }, caPem: servingCAPem, session: first.session! });
+      expect(afterRotation.resumed).toBe(true);
+      expect(afterRotation.status).toBe(401);
+    } finally {
+      auth = original;
+    }
+  });
+
   /** A TLS 1.2 client with the front-proxy certificate asks to renegotiate; the answer is the error it gets. */
   function renegotiationError(): Promise<string | undefined> {
     return new Promise((resolve, reject) => {

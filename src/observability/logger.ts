@@ -33,6 +33,8 @@ export function createLogger(level: string = process.env['LOG_LEVEL'] ?? 'info')
 class TurnBufferedStdout implements DestinationStream {
   private pending = '';
   private scheduled = false;
+  // pino's own synchronous stdout destination, which waits out a full pipe and stops writing once the reader is gone (EPIPE).
+  private readonly stdout = pino.destination({ dest: 1, sync: true });
 
   constructor() {
     process.once('exit', () => {
@@ -49,12 +51,12 @@ class TurnBufferedStdout implements DestinationStream {
     });
   }
 
-  /** Writes what is pending now; stdout is synchronous for files and pipes (Node's process I/O rules). */
+  /** Writes what is pending now, synchronously. */
   flush(done?: (error?: Error) => void): void {
     this.scheduled = false;
     const text = this.pending;
     this.pending = '';
-    if (text !== '') process.stdout.write(text);
+    if (text !== '') this.stdout.write(text);
     done?.();
   }
 }

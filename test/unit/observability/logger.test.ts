@@ -1,5 +1,6 @@
 /** The log destination: one write per turn of the event loop, nothing lost at exit. */
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../../src/observability/logger.js';
@@ -12,9 +13,11 @@ afterEach(() => {
 describe('logger', () => {
   it('writes the lines of one event-loop turn together, in order, when the turn ends', async () => {
     const writes: string[] = [];
-    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      writes.push(String(chunk));
-      return true;
+    const writeSync = fs.writeSync.bind(fs);
+    vi.spyOn(fs, 'writeSync').mockImplementation((fd: number, data: string | NodeJS.ArrayBufferView, ...rest: unknown[]) => {
+      if (fd !== 1 || typeof data !== 'string') return (writeSync as (...args: unknown[]) => number)(fd, data, ...rest);
+      writes.push(data);
+      return Buffer.byteLength(data);
     });
     const logger = createLogger('info');
     logger.info({ n: 1 }, 'first');

@@ -4,6 +4,12 @@
  * the server accepts, so it cannot tell a front-proxy certificate from a
  * cluster client certificate; and on resumed TLS 1.3 sessions it can be true
  * with no certificate at all (nodejs/node#35317). We therefore verify here.
+ *
+ * Signature checks and subject parsing are pure functions of immutable
+ * certificates and are remembered per certificate object: the
+ * authentication stage hands over the same objects for every request on a
+ * connection, so a kept-alive connection pays for them once. Validity
+ * windows and key usage are checked on every call.
  */
 import { X509Certificate } from 'node:crypto';
 import type { PeerCertificate, DetailedPeerCertificate } from 'node:tls';
@@ -53,20 +59,45 @@ export function verifyClientChain(chain: readonly X509Certificate[], roots: read
 }
 
 export function commonName(cert: X509Certificate): string {
-  return subjectField(cert, 'CN')[0] ?? '';
+  return subject(cert).commonName;
 }
 
 export function organizations(cert: X509Certificate): string[] {
-  return subjectField(cert, 'O');
+  return [...subject(cert).organizations];
 }
+
+interface Subject {
+  readonly commonName: string;
+  readonly organizations: readonly string[];
+}
+
+const subjects = new WeakMap<X509Certificate, Subject>();
 
 /** Parsed from DER, not from Node's escaped subject string, so "a,b" stays one group. */
-function subjectField(cert: X509Certificate, field: 'CN' | 'O'): string[] {
-  return new x509.X509Certificate(cert.raw).subjectName.getField(field);
+function subject(cert: X509Certificate): Subject {
+  let parsed = subjects.get(cert);
+  if (parsed === undefined) {
+    const name = new x509.X509Certificate(cert.raw).subjectName;
+    parsed = { commonName: name.getField('CN')[0] ?? '', organizations: name.getField('O') };
+    subjects.set(cert, parsed);
+  }
+  return parsed;
 }
 
+const signatureChecks = new WeakMap<X509Certificate, WeakMap<X509Certificate, boolean>>();
+
 function issuedBy(cert: X509Certificate, issuer: X509Certificate): boolean {
-  return cert.checkIssued(issuer) && cert.verify(issuer.publicKey);
+  let byIssuer = signatureChecks.get(cert);
+  if (byIssuer === undefined) {
+    byIssuer = new WeakMap();
+    signatureChecks.set(cert, byIssuer);
+  }
+  let issued = byIssuer.get(issuer);
+  if (issued === undefined) {
+    issued = cert.checkIssued(issuer) && cert.verify(issuer.publicKey);
+    byIssuer.set(issuer, issued);
+  }
+  return issued;
 }
 
 function withinValidity(cert: X509Certificate, now: Date): boolean {

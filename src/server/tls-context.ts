@@ -8,7 +8,13 @@
  * (kube-apiserver's proxy among them) only send a certificate issued by a
  * listed CA. Offering a CA decides nothing: the authentication stage
  * verifies every chain against the one pool that may vouch for it.
+ *
+ * Renegotiation is refused, as Go's crypto/tls server refuses it (a
+ * no_renegotiation alert): a connection's peer certificate is then the one
+ * of its handshake for as long as it lives, which the authentication stage
+ * relies on to read it once per connection.
  */
+import { constants } from 'node:crypto';
 import type { Server } from 'node:https';
 import type { SecureContextOptions, TlsOptions } from 'node:tls';
 import type { AuthenticationConfig } from '../auth/authentication-config.js';
@@ -26,7 +32,7 @@ export function serverTlsOptions(pair: CertificatePair, auth: AuthenticationConf
 
 function secureContext(pair: CertificatePair, auth: AuthenticationConfig | undefined): SecureContextOptions {
   const cas = [auth?.requestHeader?.caPem, auth?.clientCAPem].filter((pem): pem is string => pem !== undefined && pem !== '');
-  return { cert: pair.certPem, key: pair.keyPem, ...(cas.length > 0 ? { ca: cas } : {}) };
+  return { cert: pair.certPem, key: pair.keyPem, secureOptions: constants.SSL_OP_NO_RENEGOTIATION, ...(cas.length > 0 ? { ca: cas } : {}) };
 }
 
 export class TlsContextSwitch {

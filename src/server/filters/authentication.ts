@@ -2,9 +2,17 @@
  * Stage 3: authenticate (front-proxy → client certificate → TokenReview →
  * anonymous), then drop the identity headers so no later stage can read an
  * identity that did not come from the authenticator.
+ *
+ * A connection's certificate chain is read once, on its first request:
+ * renegotiation is refused (tls-context.ts), so the peer certificate cannot
+ * change while the connection lives, and a resumed session arrives on a new
+ * connection whose chain is read and verified afresh. The chain is verified
+ * on every request; what that costs per request is memoized by the
+ * certificate objects (auth/x509-chain.ts).
  */
+import type { X509Certificate } from 'node:crypto';
 import type { Socket } from 'node:net';
-import { TLSSocket, type DetailedPeerCertificate } from 'node:tls';
+import { TLSSocket } from 'node:tls';
 import type { RequestHandler } from 'express';
 import type { Authenticator } from '../../auth/authenticator.js';
 import type { Credentials } from '../../auth/credentials.js';
@@ -16,7 +24,7 @@ import { requestContext } from '../context.js';
 export function withAuthentication(authenticator: Pick<Authenticator, 'authenticate'>, metrics: ApiServerMetrics): RequestHandler {
   return async (req, _res, next) => {
     const credentials: Credentials = {
-      peerChain: presentedChain(peerCertificate(req.socket)),
+      peerChain: connectionChain(req.socket),
       headers: req.headersDistinct,
     };
     const decision = await authenticator.authenticate(credentials);
@@ -33,8 +41,16 @@ export function withAuthentication(authenticator: Pick<Authenticator, 'authentic
   };
 }
 
-function peerCertificate(socket: Socket): DetailedPeerCertificate | undefined {
-  return socket instanceof TLSSocket ? socket.getPeerCertificate(true) : undefined;
+const connectionChains = new WeakMap<TLSSocket, readonly X509Certificate[]>();
+
+function connectionChain(socket: Socket): readonly X509Certificate[] {
+  if (!(socket instanceof TLSSocket)) return [];
+  let chain = connectionChains.get(socket);
+  if (chain === undefined) {
+    chain = presentedChain(socket.getPeerCertificate(true));
+    connectionChains.set(socket, chain);
+  }
+  return chain;
 }
 
 function stripIdentityHeaders(headers: Record<string, unknown>): void {

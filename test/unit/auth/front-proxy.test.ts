@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAuthenticationConfig, type RequestHeaderConfig } from '../../../src/auth/authentication-config.js';
 import { authenticateFrontProxy } from '../../../src/auth/front-proxy.js';
 import { verifyClientChain } from '../../../src/auth/x509-chain.js';
+import { createCertificateAuthority } from '../../../src/pki/certificates.js';
 import { authenticationConfigMapData, cert, createTestPki, issue, type TestPki } from '../../support/pki.js';
 
 let pki: TestPki;
@@ -75,6 +76,20 @@ describe('client chain verification', () => {
       error: 'certificate has expired or is not yet valid',
     });
     expect(verifyClientChain([leaf], [cert(pki.frontProxyCA.certPem)]).ok).toBe(true);
+  });
+
+  it('answers for the pool asked about when one certificate object is checked against several, in any order', async () => {
+    const leaf = cert(pki.frontProxyClient.certPem);
+    const frontProxyRoots = [cert(pki.frontProxyCA.certPem)];
+    const clusterRoots = [cert(pki.clusterCA.certPem)];
+    const unknown = { ok: false, error: 'certificate signed by unknown authority' };
+    expect(verifyClientChain([leaf], clusterRoots)).toEqual(unknown);
+    expect(verifyClientChain([leaf], frontProxyRoots)).toEqual({ ok: true, leaf });
+    expect(verifyClientChain([leaf], clusterRoots)).toEqual(unknown);
+    expect(verifyClientChain([leaf], frontProxyRoots)).toEqual({ ok: true, leaf });
+    // A root that only looks like the issuer (same subject, other key) vouches for nothing.
+    const lookalike = await createCertificateAuthority('front-proxy-ca');
+    expect(verifyClientChain([leaf], [cert(lookalike.certPem)])).toEqual(unknown);
   });
 });
 

@@ -4,12 +4,14 @@
  * metav1.Status with kube's wording. The authorizer and TokenReview are
  * stand-ins here; the integration tests use kube-apiserver's.
  */
+import https from 'node:https';
+import tls from 'node:tls';
 import { Router } from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tenancyV1alpha1 } from '../../../src/api/group.js';
 import { discoveryRouter } from '../../../src/api/discovery-handler.js';
 import { discoveryV2ContentType } from '../../../src/api/discovery.js';
-import { parseAuthenticationConfig } from '../../../src/auth/authentication-config.js';
+import { parseAuthenticationConfig, type AuthenticationConfig } from '../../../src/auth/authentication-config.js';
 import { Authenticator } from '../../../src/auth/authenticator.js';
 import { Authorizer, type Attributes, type Decision } from '../../../src/auth/authorizer.js';
 import type { UserInfo } from '../../../src/auth/user.js';
@@ -28,6 +30,8 @@ let pki: TestPki;
 let servingCAPem: string;
 let server: HttpsServer;
 let port: number;
+let auth: AuthenticationConfig;
+let tlsContext: TlsContextSwitch;
 const authorizationCalls: { user: UserInfo; attributes: Attributes }[] = [];
 
 /** The SubjectAccessReview stand-in: allows tenant-a in its own namespace and non-resource paths. */
@@ -42,7 +46,7 @@ beforeAll(async () => {
   const servingCA = await createCertificateAuthority('serving-ca');
   servingCAPem = servingCA.certPem;
   const serving = await issueCertificate(servingCA, { commonName: 'localhost', dnsNames: ['localhost'], usage: 'server' });
-  const auth = parseAuthenticationConfig(authenticationConfigMapData(pki));
+  auth = parseAuthenticationConfig(authenticationConfigMapData(pki));
   const tokens = {
     authenticate: (credentials: { headers: Readonly<Record<string, readonly string[] | undefined>> }) =>
       Promise.resolve(
@@ -68,7 +72,8 @@ beforeAll(async () => {
     inFlightLimits: { readOnly: 10, mutating: 10 },
     handlers: [new HealthChecks().router(), discoveryRouter(tenancyV1alpha1), whoami],
   });
-  server = new HttpsServer(app, new TlsContextSwitch({ certPem: serving.certPem, keyPem: serving.keyPem }, auth));
+  tlsContext = new TlsContextSwitch({ certPem: serving.certPem, keyPem: serving.keyPem }, auth);
+  server = new HttpsServer(app, tlsContext);
   port = (await server.listen(0, '127.0.0.1')).port;
 });
 
@@ -139,6 +144,112 @@ describe('authentication stage', () => {
     const resumed = await request({ port, path: '/whoami', headers: asAdmin, caPem: servingCAPem, session: first.session! });
     expect(resumed.resumed).toBe(true);
     expect(resumed.status).toBe(401);
+  });
+});
+
+describe('authentication on a kept-alive connection', () => {
+  /** Requests over one connection, reporting the client port each answer came on. */
+  function keepAliveClient(client: { certPem: string; keyPem: string }) {
+    const tlsOptions = { ca: servingCAPem, cert: client.certPem, key: client.keyPem, servername: 'localhost' };
+    const agent = new https.Agent({ keepAlive: true, maxSockets: 1, ...tlsOptions });
+    const get = (headers: Record<string, string>) =>
+      new Promise<{ status: number; body: string; clientPort: number | undefined }>((resolve, reject) => {
+        const req = https.get({ host: '127.0.0.1', port, path: '/whoami', headers, agent }, (res) => {
+          const clientPort = res.socket.localPort;
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (body += chunk));
+          res.on('end', () => {
+            resolve({ status: res.statusCode ?? 0, body, clientPort });
+          });
+        });
+        req.on('error', reject);
+      });
+    return {
+      get,
+      close: () => {
+        agent.destroy();
+      },
+    };
+  }
+
+  it('verifies the connection chain against the current CAs on every request, not once per connection', async () => {
+    const client = keepAliveClient(pki.frontProxyClient);
+    const original = auth;
+    try {
+      const first = await client.get({ 'X-Remote-User': 'tenant-a' });
+      expect(first.status).toBe(200);
+      expect((JSON.parse(first.body) as { user: UserInfo }).user.name).toBe('tenant-a');
+      // The front-proxy CA rotates to one that did not issue this connection's certificate.
+      auth = parseAuthenticationConfig({ ...authenticationConfigMapData(pki), 'requestheader-client-ca-file': pki.strangerCA.certPem });
+      const second = await client.get({ 'X-Remote-User': 'tenant-a' });
+      expect(second.clientPort).toBe(first.clientPort);
+      expect(second.status).toBe(401);
+      auth = original;
+      const third = await client.get({ 'X-Remote-User': 'tenant-b' });
+      expect(third.clientPort).toBe(first.clientPort);
+      expect((JSON.parse(third.body) as { user: UserInfo }).user.name).toBe('tenant-b');
+    } finally {
+      auth = original;
+      client.close();
+    }
+  });
+
+  it('verifies the peer certificate a resumed session carries against the current CAs', async () => {
+    const original = auth;
+    try {
+      const first = await request({ port, path: '/whoami', headers: { 'X-Remote-User': 'tenant-a' }, caPem: servingCAPem, client: pki.frontProxyClient });
+      expect(first.status).toBe(200);
+      expect(first.session).toBeDefined();
+      // The resumed session presents no certificate; the server still holds the one of the first handshake.
+      const resumed = await request({ port, path: '/whoami', headers: { 'X-Remote-User': 'tenant-b' }, caPem: servingCAPem, session: first.session! });
+      expect(resumed.resumed).toBe(true);
+      expect((json(resumed)['user'] as UserInfo).name).toBe('tenant-b');
+      auth = parseAuthenticationConfig({ ...authenticationConfigMapData(pki), 'requestheader-client-ca-file': pki.strangerCA.certPem });
+      const afterRotation = await request({ port, path: '/whoami', headers: { 'X-Remote-User': 'tenant-b' }, caPem: servingCAPem, session: first.session! });
+      expect(afterRotation.resumed).toBe(true);
+      expect(afterRotation.status).toBe(401);
+    } finally {
+      auth = original;
+    }
+  });
+
+  /** A TLS 1.2 client with the front-proxy certificate asks to renegotiate; the answer is the error it gets. */
+  function renegotiationError(): Promise<string | undefined> {
+    return new Promise((resolve, reject) => {
+      const socket = tls.connect(
+        {
+          host: '127.0.0.1',
+          port,
+          servername: 'localhost',
+          ca: servingCAPem,
+          cert: pki.frontProxyClient.certPem,
+          key: pki.frontProxyClient.keyPem,
+          maxVersion: 'TLSv1.2',
+        },
+        () => {
+          socket.renegotiate({}, (error: NodeJS.ErrnoException | null) => {
+            socket.destroy();
+            resolve(error?.code);
+          });
+        },
+      );
+      socket.on('error', (error: Error & { code?: string }) => {
+        socket.destroy();
+        resolve(error.code);
+      });
+      socket.on('timeout', () => {
+        reject(new Error('no answer to the renegotiation'));
+      });
+      socket.setTimeout(10_000);
+    });
+  }
+
+  it("refuses TLS renegotiation, as Go's server does, so a connection's peer certificate never changes", async () => {
+    expect(await renegotiationError()).toBe('ERR_SSL_NO_RENEGOTIATION');
+    // Still refused after the TLS context is rebuilt for new client CAs.
+    tlsContext.updateAuthentication(auth);
+    expect(await renegotiationError()).toBe('ERR_SSL_NO_RENEGOTIATION');
   });
 });
 

@@ -23,7 +23,7 @@ import { checkPathSegmentName } from '../api/request-info.js';
 import { ApiError, badRequest, conflict, deleteUidMismatch, internalError, notFound, type GroupResource } from '../api/status.js';
 import { compareStorageKeys, type ApiObject, type ObjectList } from '../api/rest/types.js';
 import { escapeFieldValue } from '../api/selectors.js';
-import { unwrapContinue, wrapContinue, type ListIdentity } from './continue-token.js';
+import type { ContinueTokens, ListIdentity } from './continue-token.js';
 import { CachedReads } from './cached-reads.js';
 import type { BackingResource, SharedInformer, SharedInformerFactory } from './shared-informers.js';
 import { applyRefusal, renamer, translateBackingError, type VirtualTarget } from './errors.js';
@@ -47,6 +47,7 @@ export class RecordStore implements WritableStore {
     private readonly backingPlural: string,
     readonly gr: GroupResource,
     readonly hub: WatchHub,
+    private readonly continueTokens: ContinueTokens,
   ) {
     this.collectionPath = `/apis/${mapping.backing.group}/${mapping.backing.version}/namespaces/${mapping.storageNamespace}/${backingPlural}`;
   }
@@ -126,12 +127,13 @@ export class RecordStore implements WritableStore {
     const name = query.selection.matchesSingle();
     const labelSelector = query.selection.label.isEverything() ? undefined : query.selection.label.toString();
     const identity: ListIdentity = { namespace: namespace ?? '', labelSelector, name };
+    const kubeContinue = query.continue === undefined ? undefined : await this.continueTokens.unwrap(query.continue, identity);
     const list = await this.backing(target, () =>
       this.client.get<ObjectList>(this.collectionPath, {
         labelSelector: recordLabelSelector(namespace, query.selection),
         fieldSelector: name === undefined || namespace === undefined ? undefined : `metadata.name=${escapeFieldValue(backingName(namespace, name))}`,
         limit: query.limit,
-        continue: query.continue === undefined ? undefined : unwrapContinue(query.continue, identity),
+        continue: kubeContinue,
         resourceVersion: query.resourceVersion,
         resourceVersionMatch: query.resourceVersionMatch,
       }),
@@ -141,14 +143,13 @@ export class RecordStore implements WritableStore {
       .map((record) => this.mapping.toVirtual(record))
       .filter((o): o is ApiObject => o !== undefined)
       .sort(compareStorageKeys);
+    const next = list.metadata.continue;
     return {
       apiVersion: this.mapping.virtualApiVersion,
       kind: `${this.mapping.virtual.kind}List`,
       metadata: {
         ...list.metadata,
-        ...(list.metadata.continue === undefined || list.metadata.continue === ''
-          ? {}
-          : { continue: wrapContinue(list.metadata.continue, list.items.at(-1), identity) }),
+        ...(next === undefined || next === '' ? {} : { continue: await this.continueTokens.wrap(next, list.items.at(-1), identity) }),
       },
       items,
     };

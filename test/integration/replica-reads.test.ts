@@ -35,7 +35,7 @@ interface Claim {
 }
 
 interface ClaimList {
-  metadata: { resourceVersion: string };
+  metadata: { resourceVersion: string; continue?: string };
   items: Claim[];
 }
 
@@ -147,4 +147,27 @@ describe('a write through one replica is visible to the next read through anothe
       await write('DELETE', name);
     }
   }, 300_000);
+
+  it('paginates across replicas: a continue token issued by one is honoured by the other, and a changed one is refused', async () => {
+    const names = ['page-a', 'page-b', 'page-c', 'page-d', 'page-e'];
+    for (const name of names) await write('POST', name, claim(name, { paged: 'yes' }));
+    const pageOf = async (replica: RawClients, token: string | undefined): Promise<ClaimList> => {
+      const query = `?labelSelector=paged%3Dyes&limit=2${token === undefined ? '' : `&continue=${encodeURIComponent(token)}`}`;
+      const response = await replica.direct(tenant, { path: `${COLLECTION}${query}` });
+      expectStatus(response, 200);
+      return response.json as ClaimList;
+    };
+    const first = await pageOf(replicaA, undefined);
+    const second = await pageOf(replicaB, first.metadata.continue);
+    const third = await pageOf(replicaA, second.metadata.continue);
+    expect([first, second, third].map((page) => page.items.map((c) => c.metadata.name))).toEqual([['page-a', 'page-b'], ['page-c', 'page-d'], ['page-e']]);
+    expect(third.metadata.continue ?? '').toBe('');
+    expect(second.metadata.resourceVersion).toBe(first.metadata.resourceVersion);
+
+    const token = first.metadata.continue ?? '';
+    const changed = `${token.slice(0, -2)}${token.endsWith('AA') ? 'BB' : 'AA'}`;
+    const refused = await replicaB.direct(tenant, { path: `${COLLECTION}?labelSelector=paged%3Dyes&limit=2&continue=${encodeURIComponent(changed)}` });
+    expect([refused.status, (refused.json as { message: string }).message]).toEqual([400, 'invalid continue token: continue key is not valid']);
+    for (const name of names) await write('DELETE', name);
+  }, 120_000);
 });

@@ -40,8 +40,8 @@ import {
 import { WorkQueue, type ReconcileResult } from '../work-queue.js';
 import { bindingAnnotations, claimOf, hasReleaseFinalizer, releaseFinalizer, type Claim, type HostClaimStatus } from './claim.js';
 import { rebootHandled, withoutWorkload, withWorkload } from './host-spec.js';
+import { recordIndexes, unboundValue } from './indexes.js';
 import { deleteSecretCopies, syncSecretCopies } from './secret-copies.js';
-import { secretReferences } from '../../tenancy/secret-references.js';
 import { boundConditions, nextStatus, unboundConditions, type ConditionInput, type UnboundReason } from './status.js';
 
 export interface BinderOptions {
@@ -152,6 +152,7 @@ export class Binder {
     const everyClaim = (): void => {
       this.requeueEveryClaim(queue);
     };
+    for (const index of Object.values(recordIndexes)) informers.records.addIndexer(index.name, index.fn);
     const removeHandlers = [
       informers.hosts.addEventHandler(
         changes((host, deleted) => {
@@ -195,22 +196,24 @@ export class Binder {
     const bound = boundRecord(host);
     if (bound !== undefined && this.reserved.get(key) === bound.name) this.reserved.delete(key);
     const concernsUnbound = (!deleted && isCandidate(host)) || hostKeys.nodeReuse in (host.metadata.labels ?? {});
-    for (const record of this.informers?.records.list() ?? []) {
-      const claim = claimOf(record);
-      if (claim === undefined) continue;
-      if (claim.identity.uid === bound?.uid || claim.chosenHost === key || (claim.chosenHost === undefined && concernsUnbound)) {
-        queue.add(claim.identity.name);
+    const records = this.informers?.records;
+    if (records !== undefined) {
+      const concerned = new Set([
+        ...(bound === undefined ? [] : records.byIndex(recordIndexes.uid.name, bound.uid)),
+        ...records.byIndex(recordIndexes.chosenHost.name, key),
+        ...(concernsUnbound ? records.byIndex(recordIndexes.unbound.name, unboundValue) : []),
+      ]);
+      for (const record of concerned) {
+        const claim = claimOf(record);
+        if (claim !== undefined) queue.add(claim.identity.name);
       }
     }
     if (!deleted) this.checkOrphan(host);
   }
 
   private onSecretChange(queue: WorkQueue, secret: ApiObject): void {
-    for (const record of this.informers?.records.list() ?? []) {
-      const claim = claimOf(record);
-      if (claim === undefined || claim.namespace !== secret.metadata.namespace) continue;
-      if (Object.values(secretReferences(claim.spec)).includes(secret.metadata.name ?? '')) queue.add(claim.identity.name);
-    }
+    const referencing = this.informers?.records.byIndex(recordIndexes.secrets.name, `${secret.metadata.namespace ?? ''}/${secret.metadata.name ?? ''}`) ?? [];
+    for (const record of referencing) queue.add(record.metadata.name ?? '');
   }
 
   /** A host bound to a record that no longer exists (or was re-created) is given back. */

@@ -29,6 +29,9 @@ import { WatchHub } from './api/rest/watch-hub.js';
 import type { GroupResource } from './api/status.js';
 import { ensureCustomResourceDefinition } from './backing/crd.js';
 import { RecordStore } from './backing/record-store.js';
+import { SharedInformerFactory } from './backing/shared-informers.js';
+import { ContinueTokens } from './backing/continue-token.js';
+import { loadContinueTokenKey } from './backing/token-key.js';
 import { hostClaimResource } from './resources/hostclaim/descriptor.js';
 import { hostClaimRecord, hostClaimRecordCRD, hostClaimStorageMapping } from './resources/hostclaim/storage.js';
 import { hostClaimStrategy } from './resources/hostclaim/strategy.js';
@@ -67,14 +70,18 @@ async function main(): Promise<void> {
   });
 
   const schemaSource = loadSchemaSource();
-  const hostClaims = hostClaimStore(client, config, logger);
+  // One cache per backing resource for the whole process: the REST layer, HardwareData and the binder share them.
+  const informers = sharedInformers(client, logger);
+  const tokenKey = continueTokenKey(client, config, logger);
+  health.addReadiness({ name: 'continue-token-key', check: () => (tokenKey.loaded() ? undefined : 'not loaded') });
+  const hostClaims = hostClaimStore(client, informers, new ContinueTokens(tokenKey.key), config, logger);
   health.addReadiness({ name: 'hostclaim-storage', check: () => (hostClaims.hasSynced() ? undefined : 'not synced') });
   void startStorage(client, schemaSource, hostClaims, logger);
   // Not a readiness condition: without baremetal-operator's CRDs HardwareData is empty, HostClaims still work.
-  const hardwareData = hardwareDataStore(client, hostClaims, schemaSource, logger);
+  const hardwareData = hardwareDataStore(client, informers, hostClaims, schemaSource, logger);
   hardwareData.feed.start();
 
-  const binder = config.controllers.has('binder') ? startBinder(client, config, logger) : undefined;
+  const binder = config.controllers.has('binder') ? startBinder(client, informers, config, logger) : undefined;
 
   let shuttingDown = false;
   health.addReadiness({ name: 'shutdown', check: () => (shuttingDown ? 'shutting down' : undefined) });
@@ -114,6 +121,7 @@ async function main(): Promise<void> {
     await server.shutdown(config.shutdownTimeoutSeconds * 1000);
     hardwareData.feed.stop();
     hostClaims.stop();
+    informers.stop();
     authConfig.stop();
     certificate.reloader?.stop();
     client.close();
@@ -124,20 +132,54 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void stop('SIGINT'));
 }
 
-function hostClaimStore(client: KubeClient, config: ServerConfig, logger: Logger): RecordStore {
-  const gr = { group: tenancyV1alpha1.group, resource: hostClaimResource.plural };
-  return new RecordStore(client, hostClaimStorageMapping(config.storageNamespace), hostClaimRecord.plural, gr, watchHub(gr, logger), (error) => {
-    logger.warn({ err: error }, 'hostclaim records: watch failed; retrying');
+/** The shared informers; each resource's failures are logged at most once a minute, its absence once. */
+function sharedInformers(client: KubeClient, logger: Logger): SharedInformerFactory {
+  const lastLogged = new Map<string, number>();
+  return new SharedInformerFactory(client, {
+    onError: (resource, error) => {
+      const now = Date.now();
+      if (now - (lastLogged.get(resource.path) ?? -Infinity) < 60_000) return;
+      lastLogged.set(resource.path, now);
+      logger.warn({ err: error }, `informer: list or watch of ${resource.path} failed; retrying`);
+    },
+    onNotServed: (resource) => {
+      logger.info(
+        `informer: ${resource.path} is not served (baremetal-operator's CRDs are not installed); it reads as empty, claims stay unbound and HardwareData empty until it is`,
+      );
+    },
   });
+}
+
+function hostClaimStore(client: KubeClient, informers: SharedInformerFactory, tokens: ContinueTokens, config: ServerConfig, logger: Logger): RecordStore {
+  const gr = { group: tenancyV1alpha1.group, resource: hostClaimResource.plural };
+  return new RecordStore(client, informers, hostClaimStorageMapping(config.storageNamespace), hostClaimRecord.plural, gr, watchHub(gr, logger), tokens);
+}
+
+/** The continue-token key every replica shares, loaded (or created) in the background, retrying until it is. */
+function continueTokenKey(client: KubeClient, config: ServerConfig, logger: Logger): { readonly key: Promise<Uint8Array>; loaded(): boolean } {
+  let loaded = false;
+  const key = (async () => {
+    for (let delayMs = 1000; ; delayMs = Math.min(delayMs * 2, 30_000)) {
+      try {
+        const value = await loadContinueTokenKey(client, config.storageNamespace);
+        loaded = true;
+        return value;
+      } catch (error) {
+        logger.error({ err: error }, 'cannot load the continue-token key; retrying');
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+      }
+    }
+  })();
+  return { key, loaded: () => loaded };
 }
 
 /**
  * Every replica serves the API; only the one holding the Lease binds. A
  * replica shutting down releases the Lease so another takes over at once.
  */
-function startBinder(client: KubeClient, config: ServerConfig, logger: Logger): LeaderElector {
+function startBinder(client: KubeClient, informers: SharedInformerFactory, config: ServerConfig, logger: Logger): LeaderElector {
   const identity = `${hostname()}_${randomUUID()}`;
-  const binder = new Binder(client, { storageNamespace: config.storageNamespace }, logger);
+  const binder = new Binder(client, informers, { storageNamespace: config.storageNamespace }, logger);
   const elector = new LeaderElector(
     client,
     { namespace: config.storageNamespace, name: 'hostclaim-binder', identity },
@@ -166,17 +208,11 @@ function watchHub(resource: GroupResource, logger: Logger): WatchHub {
   });
 }
 
-/** HardwareData, projected from BareMetalHosts; each source's failures are logged at most once a minute. */
-function hardwareDataStore(client: KubeClient, hostClaims: RecordStore, source: SchemaSource, logger: Logger) {
+/** HardwareData, projected from BareMetalHosts. */
+function hardwareDataStore(client: KubeClient, informers: SharedInformerFactory, hostClaims: RecordStore, source: SchemaSource, logger: Logger) {
   const gr = { group: tenancyV1alpha1.group, resource: hardwareDataResource.plural };
   const specSchema = source.resolvedObjectSchema('HardwareDataSpec');
-  const lastLogged = new Map<string, number>();
-  const feed = new HardwareDataFeed(client, watchHub(gr, logger), hostClaims.hub, specSchema, (what, error) => {
-    const now = Date.now();
-    if (now - (lastLogged.get(what) ?? -Infinity) < 60_000) return;
-    lastLogged.set(what, now);
-    logger.warn({ err: error }, `hardwaredata: cannot watch ${what} (CRD absent or no access); retrying`);
-  });
+  const feed = new HardwareDataFeed(informers, watchHub(gr, logger), hostClaims.hub, specSchema);
   return { feed, store: new HardwareDataStore(client, feed, hostClaims, specSchema, gr) };
 }
 

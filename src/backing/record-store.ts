@@ -2,11 +2,15 @@
  * Storage of one virtual resource in backing records, and the only place
  * that reads or writes them for API requests.
  *
- * Consistency: kube-apiserver's records are the truth. Reads with
- * resourceVersion unset (or Exact/NotOlderThan, or a continue token) go to
- * kube-apiserver, which answers consistently whichever replica took the
- * last write; resourceVersion=0 is served from the in-memory cache, which is
- * derived from one shared watch and also feeds every tenant watch. Lists
+ * Consistency: kube-apiserver's records are the truth. GET, and LIST
+ * without limit or continue, with resourceVersion unset or NotOlderThan, are
+ * answered from memory once a fence has shown the records cache is fresh
+ * for the read's scope (cached-reads.ts, consistent-read.ts), so they
+ * never miss a write acknowledged before they started, on any replica;
+ * resourceVersion=0 is served from memory at once. Exact, paginated reads
+ * and reads the cache cannot answer in time go to kube-apiserver. The
+ * memory is the hub, fed from the process's shared records informer, which
+ * also feeds every tenant watch. Lists
  * push the request's label selector down to kube-apiserver; which claims
  * are selected is decided by the REST layer's SelectionPredicate on every
  * path (api/rest/selection.ts). Writes go
@@ -19,8 +23,9 @@ import { checkPathSegmentName } from '../api/request-info.js';
 import { ApiError, badRequest, conflict, deleteUidMismatch, internalError, notFound, type GroupResource } from '../api/status.js';
 import { compareStorageKeys, type ApiObject, type ObjectList } from '../api/rest/types.js';
 import { escapeFieldValue } from '../api/selectors.js';
-import { unwrapContinue, wrapContinue, type ListIdentity } from './continue-token.js';
-import { Informer } from './informer.js';
+import type { ContinueTokens, ListIdentity } from './continue-token.js';
+import { CachedReads } from './cached-reads.js';
+import type { BackingResource, SharedInformer, SharedInformerFactory } from './shared-informers.js';
 import { applyRefusal, renamer, translateBackingError, type VirtualTarget } from './errors.js';
 import { KubeApiError, type KubeClient, type KubeStatus } from './kube-client.js';
 import { backingName, bookkeeping, virtualUid, type StorageMapping } from './storage-mapping.js';
@@ -29,48 +34,67 @@ import type { WatchHub } from '../api/rest/watch-hub.js';
 import type { DeleteOptions, Deleted, ListQuery, WritableStore, WriteQuery, Written } from '../api/rest/store.js';
 
 export class RecordStore implements WritableStore {
-  private readonly informer: Informer<ApiObject>;
+  private records: SharedInformer<ApiObject> | undefined;
+  /** Reads answered from memory once the records cache is known to be fresh; set by start(). */
+  private cachedReads: CachedReads | undefined;
+  private removeHandler: (() => void) | undefined;
   private readonly collectionPath: string;
 
   constructor(
     private readonly client: KubeClient,
+    private readonly informers: SharedInformerFactory,
     readonly mapping: StorageMapping,
     private readonly backingPlural: string,
     readonly gr: GroupResource,
     readonly hub: WatchHub,
-    onError: (error: unknown) => void,
+    private readonly continueTokens: ContinueTokens,
   ) {
     this.collectionPath = `/apis/${mapping.backing.group}/${mapping.backing.version}/namespaces/${mapping.storageNamespace}/${backingPlural}`;
-    this.informer = new Informer<ApiObject>(
-      client,
-      { path: this.collectionPath },
-      {
-        onList: (records, resourceVersion) => {
-          hub.reset(resourceVersion, records.map((r) => mapping.toVirtual(r)).filter((o): o is ApiObject => o !== undefined));
-        },
-        onEvent: (event) => {
-          const object = mapping.toVirtual(event.object);
-          if (object !== undefined) hub.publish({ type: event.type, object });
-          else if (event.object.metadata.resourceVersion !== undefined) hub.progress(event.object.metadata.resourceVersion);
-        },
-        onBookmark: (resourceVersion) => {
-          hub.progress(resourceVersion);
-        },
-        onError,
-      },
-    );
   }
 
+  /** The records' shared cache; asked for once the backing CRD is installed (before, the list would only fail). */
+  get resource(): BackingResource {
+    return { path: this.collectionPath };
+  }
+
+  /** Feeds the hub from the records' shared informer: every (re)list resets it, every event is published. */
   start(): void {
-    this.informer.start();
+    if (this.records !== undefined) return;
+    const records = this.informers.informerFor<ApiObject>(this.resource);
+    this.records = records;
+    const { mapping, hub } = this;
+    this.removeHandler = records.addEventHandler({
+      onReplace: (objects, resourceVersion) => {
+        hub.reset(resourceVersion, objects.map((r) => mapping.toVirtual(r)).filter((o): o is ApiObject => o !== undefined));
+      },
+      onAdd: (record) => {
+        this.publish('ADDED', record);
+      },
+      onUpdate: (_, record) => {
+        this.publish('MODIFIED', record);
+      },
+      onDelete: (record) => {
+        this.publish('DELETED', record);
+      },
+      onProgress: (resourceVersion) => {
+        hub.progress(resourceVersion);
+      },
+    });
+    this.cachedReads = new CachedReads(this.client, records, hub, mapping);
   }
 
   stop(): void {
-    this.informer.stop();
+    this.removeHandler?.();
   }
 
   hasSynced(): boolean {
-    return this.informer.hasSynced();
+    return this.records?.hasSynced() ?? false;
+  }
+
+  private publish(type: 'ADDED' | 'MODIFIED' | 'DELETED', record: ApiObject): void {
+    const object = this.mapping.toVirtual(record);
+    if (object !== undefined) this.hub.publish({ type, object });
+    else if (record.metadata.resourceVersion !== undefined) this.hub.progress(record.metadata.resourceVersion);
   }
 
   async get(namespace: string, name: string, resourceVersion: string | undefined): Promise<ApiObject> {
@@ -79,6 +103,12 @@ export class RecordStore implements WritableStore {
       const cached = this.hub.get(namespace, name);
       if (cached === undefined) throw translateBackingError(new KubeApiError(404, undefined), this.mapping, target);
       return cached;
+    }
+    const cachedReads = this.cachedReads;
+    const fromMemory = cachedReads === undefined ? undefined : await this.backing(target, () => cachedReads.get(namespace, name, resourceVersion));
+    if (fromMemory !== undefined) {
+      if ('found' in fromMemory) return fromMemory.found;
+      throw translateBackingError(new KubeApiError(404, undefined), this.mapping, target);
     }
     const record = await this.backing(target, () =>
       this.client.get<ApiObject>(this.recordPath(target), { resourceVersion }),
@@ -91,15 +121,19 @@ export class RecordStore implements WritableStore {
       return this.listFromCache(namespace);
     }
     const target = this.target(namespace ?? '', '');
+    const cachedReads = this.cachedReads;
+    const fromMemory = cachedReads === undefined ? undefined : await this.backing(target, () => cachedReads.list(namespace, query));
+    if (fromMemory !== undefined) return fromMemory;
     const name = query.selection.matchesSingle();
     const labelSelector = query.selection.label.isEverything() ? undefined : query.selection.label.toString();
     const identity: ListIdentity = { namespace: namespace ?? '', labelSelector, name };
+    const kubeContinue = query.continue === undefined ? undefined : await this.continueTokens.unwrap(query.continue, identity);
     const list = await this.backing(target, () =>
       this.client.get<ObjectList>(this.collectionPath, {
         labelSelector: recordLabelSelector(namespace, query.selection),
         fieldSelector: name === undefined || namespace === undefined ? undefined : `metadata.name=${escapeFieldValue(backingName(namespace, name))}`,
         limit: query.limit,
-        continue: query.continue === undefined ? undefined : unwrapContinue(query.continue, identity),
+        continue: kubeContinue,
         resourceVersion: query.resourceVersion,
         resourceVersionMatch: query.resourceVersionMatch,
       }),
@@ -109,14 +143,13 @@ export class RecordStore implements WritableStore {
       .map((record) => this.mapping.toVirtual(record))
       .filter((o): o is ApiObject => o !== undefined)
       .sort(compareStorageKeys);
+    const next = list.metadata.continue;
     return {
       apiVersion: this.mapping.virtualApiVersion,
       kind: `${this.mapping.virtual.kind}List`,
       metadata: {
         ...list.metadata,
-        ...(list.metadata.continue === undefined || list.metadata.continue === ''
-          ? {}
-          : { continue: wrapContinue(list.metadata.continue, list.items.at(-1), identity) }),
+        ...(next === undefined || next === '' ? {} : { continue: await this.continueTokens.wrap(next, list.items.at(-1), identity) }),
       },
       items,
     };

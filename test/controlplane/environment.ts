@@ -55,6 +55,11 @@ export interface StopServerOptions {
   kill?: boolean;
 }
 
+export interface ReplicaOptions {
+  /** The kubeconfig the replica talks to kube-apiserver with (default the server's). */
+  readonly kubeconfigPath?: string;
+}
+
 export const TENANTS = ['tenant-a', 'tenant-b'] as const;
 export type Tenant = (typeof TENANTS)[number];
 
@@ -92,7 +97,9 @@ export interface DevEnvironment {
    * not behind the aggregator): a replica that serves and competes for the
    * binder's leader Lease. Stopped with the environment.
    */
-  startReplica(): Promise<ManagedProcess>;
+  startReplica(options?: ReplicaOptions): Promise<ManagedProcess>;
+  /** https://127.0.0.1:<port> of each replica startReplica() started, in order. */
+  readonly replicaUrls: readonly string[];
   stop(): Promise<void>;
 }
 
@@ -155,6 +162,7 @@ class LocalDevEnvironment implements DevEnvironment {
   #serverStarts = 0;
   #stopping: Promise<void> | undefined;
   readonly #replicas: ManagedProcess[] = [];
+  readonly #replicaUrls: string[] = [];
 
   constructor(
     readonly controlPlane: ControlPlane,
@@ -263,17 +271,22 @@ class LocalDevEnvironment implements DevEnvironment {
     return this.#stopping;
   }
 
-  async startReplica(): Promise<ManagedProcess> {
+  get replicaUrls(): readonly string[] {
+    return this.#replicaUrls;
+  }
+
+  async startReplica(options: ReplicaOptions = {}): Promise<ManagedProcess> {
     const port = await freeLoopbackPort();
     const index = this.#replicas.length + 1;
     const replica = await startProcess({
       name: `hostclaim-apiserver-replica-${index}`,
       command: process.execPath,
-      args: this.#serverArgs(port),
+      args: this.#serverArgs(port, options.kubeconfigPath),
       logFile: path.join(this.logDir, `hostclaim-apiserver-replica-${index}.log`),
     });
     this.#replicas.push(replica);
     const url = `https://127.0.0.1:${port}`;
+    this.#replicaUrls.push(url);
     await pollUntil(
       `replica ${index} /readyz`,
       async () => {
@@ -335,14 +348,14 @@ class LocalDevEnvironment implements DevEnvironment {
     this.#log(`hostclaim-apiserver ready on ${this.serverUrl} (pid ${server.pid}, ${Date.now() - startedAt} ms)`);
   }
 
-  #serverArgs(port: number): string[] {
+  #serverArgs(port: number, kubeconfigPath = this.serverKubeconfigPath): string[] {
     return [
       this.#serverEntry,
       `--secure-port=${port}`,
       '--bind-address=127.0.0.1',
       `--tls-cert-file=${this.servingCertPath}`,
       `--tls-private-key-file=${this.servingKeyPath}`,
-      `--kubeconfig=${this.serverKubeconfigPath}`,
+      `--kubeconfig=${kubeconfigPath}`,
       `--controllers=${this.#controllers}`,
     ];
   }

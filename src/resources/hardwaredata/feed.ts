@@ -1,5 +1,5 @@
 /**
- * The live HardwareData state: informers on BareMetalHosts,
+ * The live HardwareData state: the shared caches of BareMetalHosts,
  * HostDeployPolicies and Namespaces, plus the HostClaim hub, recompute the
  * projections each event affects and publish the differences into the
  * HardwareData WatchHub, which serves watches (resume, bookmarks, WatchList,
@@ -18,11 +18,10 @@ import { followHub } from '../../api/rest/hub-follower.js';
 import { revision, type ApiObject, type ObjectEvent } from '../../api/rest/types.js';
 import type { WatchHub } from '../../api/rest/watch-hub.js';
 import { sameJson } from '../../backing/json.js';
-import type { KubeClient } from '../../backing/kube-client.js';
 import type { KubeObject } from '../../backing/informer.js';
-import { OptionalInformer, type OptionalInformerHandlers } from '../../backing/optional-informer.js';
+import type { ResourceEventHandler, SharedInformer, SharedInformerFactory } from '../../backing/shared-informers.js';
 import { virtualUid } from '../../backing/storage-mapping.js';
-import { metal3Paths, type BareMetalHost, type HostDeployPolicy, type Namespace } from '../../metal3/types.js';
+import { metal3Resources, type BareMetalHost, type HostDeployPolicy, type Namespace } from '../../metal3/types.js';
 import { boundRecord, hardwareDataName } from '../../tenancy/host-references.js';
 import { claimNamespacesOf, hardwareData, tenantView } from './projection.js';
 
@@ -37,46 +36,35 @@ interface Scope {
   readonly hosts?: readonly HostRef[];
 }
 
-export type SourceErrorHandler = (source: string, error: unknown) => void;
-
 export class HardwareDataFeed {
-  private readonly hosts: OptionalInformer<BareMetalHost>;
-  private readonly policies: OptionalInformer<HostDeployPolicy>;
-  private readonly namespaces: OptionalInformer<Namespace>;
+  private readonly hosts: SharedInformer<BareMetalHost>;
+  private readonly policies: SharedInformer<HostDeployPolicy>;
+  private readonly namespaces: SharedInformer<Namespace>;
+  private removeHandlers: (() => void)[] = [];
   private claimNamespaces = new Map<string, string>();
   private claimsSynced = false;
   /** The newest revision any source reported: where the hub's first state is. */
   private newestRevision = 0n;
   private stopFollowingClaims: (() => void) | undefined;
 
+  /** The process's shared caches of hosts, policies and namespaces; their failures are reported by the factory. */
   constructor(
-    client: KubeClient,
+    informers: SharedInformerFactory,
     readonly hub: WatchHub,
     private readonly claimHub: WatchHub,
     private readonly specSchema: K8sSchema,
-    onError: SourceErrorHandler,
   ) {
-    this.hosts = new OptionalInformer<BareMetalHost>(
-      client,
-      { path: metal3Paths.bareMetalHosts },
-      this.handlers('BareMetalHosts', onError, (host) => ({ hosts: [refOf(host)] })),
-    );
-    this.policies = new OptionalInformer<HostDeployPolicy>(
-      client,
-      { path: metal3Paths.hostDeployPolicies },
-      this.handlers('HostDeployPolicies', onError, (policy) => ({ hosts: this.hostsIn(policy.metadata.namespace ?? '') })),
-    );
-    this.namespaces = new OptionalInformer<Namespace>(
-      client,
-      { path: metal3Paths.namespaces },
-      this.handlers('Namespaces', onError, (namespace) => ({ namespaces: [namespace.metadata.name] })),
-    );
+    this.hosts = informers.informerFor<BareMetalHost>(metal3Resources.bareMetalHosts);
+    this.policies = informers.informerFor<HostDeployPolicy>(metal3Resources.hostDeployPolicies);
+    this.namespaces = informers.informerFor<Namespace>(metal3Resources.namespaces);
   }
 
   start(): void {
-    this.hosts.start();
-    this.policies.start();
-    this.namespaces.start();
+    this.removeHandlers = [
+      this.hosts.addEventHandler(this.handlers((host) => ({ hosts: [refOf(host)] }))),
+      this.policies.addEventHandler(this.handlers((policy) => ({ hosts: this.hostsIn(policy.metadata.namespace ?? '') }))),
+      this.namespaces.addEventHandler(this.handlers((namespace) => ({ namespaces: [namespace.metadata.name] }))),
+    ];
     this.stopFollowingClaims = followHub(this.claimHub, {
       onResync: (claims, rv) => {
         this.claimsResynced(claims, rv);
@@ -89,28 +77,25 @@ export class HardwareDataFeed {
 
   stop(): void {
     this.stopFollowingClaims?.();
-    this.hosts.stop();
-    this.policies.stop();
-    this.namespaces.stop();
+    for (const remove of this.removeHandlers.splice(0)) remove();
   }
 
-  /** A (re)list or absence recomputes everything; an event, what `affected` says it may change. */
-  private handlers<T extends KubeObject>(source: string, onError: SourceErrorHandler, affected: (object: T) => Scope): OptionalInformerHandlers<T> {
+  /** A (re)list or absence (state '') recomputes everything; an event, what `affected` says it may change. */
+  private handlers<T extends KubeObject>(affected: (object: T) => Scope): ResourceEventHandler<T> {
+    const changed = (object: T): void => {
+      this.reconcile(affected(object), object.metadata.resourceVersion);
+    };
     return {
-      onList: (_, rv) => {
-        this.reconcile({}, rv);
+      onReplace: (_, rv) => {
+        this.reconcile({}, rv === '' ? undefined : rv);
       },
-      onEvent: (event) => {
-        this.reconcile(affected(event.object), event.object.metadata.resourceVersion);
+      onAdd: changed,
+      onUpdate: (_, object) => {
+        changed(object);
       },
-      onBookmark: (rv) => {
+      onDelete: changed,
+      onProgress: (rv) => {
         this.progress(rv);
-      },
-      onAbsent: () => {
-        this.reconcile({}, undefined);
-      },
-      onError: (error) => {
-        onError(source, error);
       },
     };
   }

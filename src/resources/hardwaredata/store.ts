@@ -23,7 +23,7 @@ import type { ListQuery, ReadableStore } from '../../api/rest/store.js';
 import { compareStorageKeys, revision, type ApiObject, type ObjectList } from '../../api/rest/types.js';
 import type { WatchHub } from '../../api/rest/watch-hub.js';
 import type { KubeClient } from '../../backing/kube-client.js';
-import { isNotServed } from '../../backing/optional-informer.js';
+import { isNotServed } from '../../backing/shared-informers.js';
 import { metal3Paths, type BareMetalHost, type HostDeployPolicy, type Namespace } from '../../metal3/types.js';
 import { hardwareDataName } from '../../tenancy/host-references.js';
 import { sameContent, withResourceVersion, type HardwareDataFeed, type HostRef } from './feed.js';

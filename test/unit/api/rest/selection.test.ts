@@ -22,6 +22,8 @@ import { parseAuthenticationConfig } from '../../../../src/auth/authentication-c
 import { Authenticator } from '../../../../src/auth/authenticator.js';
 import { Authorizer } from '../../../../src/auth/authorizer.js';
 import { KubeApiError, type KubeClient } from '../../../../src/backing/kube-client.js';
+import { SharedInformerFactory } from '../../../../src/backing/shared-informers.js';
+import { ContinueTokens } from '../../../../src/backing/continue-token.js';
 import { RecordStore } from '../../../../src/backing/record-store.js';
 import { metal3Paths, type BareMetalHost, type HostDeployPolicy, type Namespace } from '../../../../src/metal3/types.js';
 import { createLogger } from '../../../../src/observability/logger.js';
@@ -118,7 +120,9 @@ const kube = new FakeKube(`/apis/${hostClaimRecord.group}/${hostClaimRecord.vers
 const client = kube as unknown as KubeClient;
 const claimGr = { group: 'tenancy.metal3.io', resource: 'hostclaims' };
 const hardwareGr = { group: 'tenancy.metal3.io', resource: 'hardwaredata' };
-const claims = new RecordStore(client, mapping, hostClaimRecord.plural, claimGr, new WatchHub({ resource: claimGr }), () => undefined);
+// Never started: no shared cache, so every read with resourceVersion unset goes to the fake kube-apiserver.
+const unstartedInformers = new SharedInformerFactory(client, { onError: () => undefined, onNotServed: () => undefined });
+const claims = new RecordStore(client, unstartedInformers, mapping, hostClaimRecord.plural, claimGr, new WatchHub({ resource: claimGr }), new ContinueTokens(Promise.resolve(new Uint8Array(32))));
 const hardwareHub = new WatchHub({ resource: hardwareGr });
 const specSchema = loadSchemaSource().resolvedObjectSchema('HardwareDataSpec');
 const hardware = new HardwareDataStore(client, { hub: hardwareHub } as unknown as HardwareDataFeed, claims, specSchema, hardwareGr);

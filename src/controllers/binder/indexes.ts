@@ -1,0 +1,46 @@
+/**
+ * The binder's indexes on the shared HostClaimRecord cache, so that a host
+ * or Secret event finds the claims it concerns without reading every
+ * record (client-go Indexers, tools/cache/index.go).
+ */
+import type { ApiObject } from '../../api/rest/types.js';
+import type { IndexFunc } from '../../backing/shared-informers.js';
+import { secretReferences } from '../../tenancy/secret-references.js';
+import { claimOf } from './claim.js';
+
+/** The one value of the unbound index. */
+export const unboundValue = 'unbound';
+
+interface Index {
+  readonly name: string;
+  readonly fn: IndexFunc<ApiObject>;
+}
+
+export const recordIndexes = {
+  /** The record's uid: a host's consumerRef names it. */
+  uid: { name: 'binder/uid', fn: (record) => (record.metadata.uid === undefined ? [] : [record.metadata.uid]) },
+  /** `<namespace>/<name>` of the host a claim has chosen. */
+  chosenHost: {
+    name: 'binder/chosen-host',
+    fn: (record) => {
+      const host = claimOf(record)?.chosenHost;
+      return host === undefined ? [] : [host];
+    },
+  },
+  /** Claims without a chosen host, under one value. */
+  unbound: {
+    name: 'binder/unbound',
+    fn: (record) => {
+      const claim = claimOf(record);
+      return claim !== undefined && claim.chosenHost === undefined ? [unboundValue] : [];
+    },
+  },
+  /** `<tenant namespace>/<secret name>` of each Secret a claim references. */
+  secrets: {
+    name: 'binder/secrets',
+    fn: (record) => {
+      const claim = claimOf(record);
+      return claim === undefined ? [] : Object.values(secretReferences(claim.spec)).map((name) => `${claim.namespace}/${name}`);
+    },
+  },
+} as const satisfies Record<string, Index>;

@@ -34,6 +34,8 @@ import { hostClaimRecord, hostClaimRecordCRD, hostClaimStorageMapping } from './
 import { hostClaimStrategy } from './resources/hostclaim/strategy.js';
 import { hardwareDataResource } from './resources/hardwaredata/descriptor.js';
 import { HardwareDataFeed } from './resources/hardwaredata/feed.js';
+import { HardwareDataModel } from './resources/hardwaredata/model.js';
+import type { ApiObject } from './api/rest/types.js';
 import { HardwareDataStore } from './resources/hardwaredata/store.js';
 import { hardwareDataStrategy } from './resources/hardwaredata/strategy.js';
 import { LeaderElector } from './backing/leader-election.js';
@@ -171,13 +173,23 @@ function hardwareDataStore(client: KubeClient, hostClaims: RecordStore, source: 
   const gr = { group: tenancyV1alpha1.group, resource: hardwareDataResource.plural };
   const specSchema = source.resolvedObjectSchema('HardwareDataSpec');
   const lastLogged = new Map<string, number>();
-  const feed = new HardwareDataFeed(client, watchHub(gr, logger), hostClaims.hub, specSchema, (what, error) => {
+  const model = new HardwareDataModel(specSchema);
+  const hub = new WatchHub({ resource: gr, derivedState: model, onSinkError: (error) => { logger.warn({ err: error }, 'watch stream failed'); } });
+  const { mapping } = hostClaims;
+  const claims = {
+    hub: hostClaims.hub,
+    fence: {
+      path: `/apis/${mapping.backing.group}/${mapping.backing.version}/namespaces/${mapping.storageNamespace}/${hostClaimRecord.plural}`,
+      counts: (record: ApiObject) => mapping.toVirtual(record) !== undefined,
+    },
+  };
+  const feed = new HardwareDataFeed(client, hub, model, claims, (what, error) => {
     const now = Date.now();
     if (now - (lastLogged.get(what) ?? -Infinity) < 60_000) return;
     lastLogged.set(what, now);
     logger.warn({ err: error }, `hardwaredata: cannot watch ${what} (CRD absent or no access); retrying`);
   });
-  return { feed, store: new HardwareDataStore(client, feed, hostClaims, specSchema, gr) };
+  return { feed, store: new HardwareDataStore(feed, gr) };
 }
 
 /** Installs the backing CRD (retrying until kube-apiserver lets us), then starts the shared watch. */

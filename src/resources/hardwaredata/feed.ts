@@ -1,260 +1,328 @@
 /**
  * The live HardwareData state: informers on BareMetalHosts,
- * HostDeployPolicies and Namespaces, plus the HostClaim hub, recompute the
- * projections each event affects and publish the differences into the
- * HardwareData WatchHub, which serves watches (resume, bookmarks, WatchList,
- * Table) and resourceVersion=0 reads like any other resource's.
+ * HostDeployPolicies and Namespaces, plus the HostClaim hub, update the
+ * model (model.ts) in etcd revision order (input-merge.ts), and each change
+ * publishes into the derived HardwareData WatchHub the ADDED, MODIFIED and
+ * DELETED events of the (tenant namespace, host) pairs it changed. The hub
+ * stores no object: it asks the model.
  *
- * resourceVersions: each change carries the revision of the event that
- * caused it when that is newer than everything published, and otherwise the
- * next integer. kube's resourceVersions are one etcd revision space, but
- * four informers deliver independently: an event can arrive after a newer
- * one of another informer, and one event can change many objects. Unique,
- * increasing resourceVersions keep resuming a watch exact (a watcher cut off
- * in the middle of a change set resumes after what it saw, not after the set).
+ * resourceVersions (the same on every replica):
+ *  - an object's is the newest revision among its inputs (stateRevision);
+ *  - a change's position in the history is the revision of the input change
+ *    that caused it; one input change may change many objects, so changes
+ *    share positions and a watch resumed from X replays the changes at X
+ *    again (a harmless repeat) — never misses one. A DELETED carries its
+ *    position (the revision of the deletion or of the access lost);
+ *  - a relist of an input is a discontinuity: the history restarts at the
+ *    newest revision known, older resumes get 410 and relist.
+ *
+ * A change touching more (namespace, host) pairs than the history holds is
+ * generated only for namespaces someone watches; for the others the history
+ * records a gap (410 for a watch resuming across it), since their events
+ * would have been evicted before anyone could read them.
  */
-import type { K8sSchema } from '../../api/openapi/schema-source.js';
 import { followHub } from '../../api/rest/hub-follower.js';
 import { revision, type ApiObject, type ObjectEvent } from '../../api/rest/types.js';
 import type { WatchHub } from '../../api/rest/watch-hub.js';
 import { sameJson } from '../../backing/json.js';
 import type { KubeClient } from '../../backing/kube-client.js';
 import type { KubeObject } from '../../backing/informer.js';
-import { OptionalInformer, type OptionalInformerHandlers } from '../../backing/optional-informer.js';
-import { virtualUid } from '../../backing/storage-mapping.js';
+import { OptionalInformer } from '../../backing/optional-informer.js';
 import { metal3Paths, type BareMetalHost, type HostDeployPolicy, type Namespace } from '../../metal3/types.js';
-import { boundRecord, hardwareDataName } from '../../tenancy/host-references.js';
-import { claimNamespacesOf, hardwareData, tenantView } from './projection.js';
-
-export interface HostRef {
-  readonly namespace: string;
-  readonly name: string;
-}
-
-/** Which projections an event may have changed: tenant namespaces × hosts (undefined: all). */
-interface Scope {
-  readonly namespaces?: readonly string[];
-  readonly hosts?: readonly HostRef[];
-}
+import { policyKey } from '../../tenancy/visibility.js';
+import { Fence, type FenceSource } from './fence.js';
+import { InputMerge } from './input-merge.js';
+import { hostKey, type HardwareDataModel, type TenantContext } from './model.js';
+import { claimNamespacesOf, type ClaimNamespaces } from './projection.js';
 
 export type SourceErrorHandler = (source: string, error: unknown) => void;
+
+/** Where the HostClaims come from: their hub, and how to fence it. */
+export interface ClaimSource {
+  readonly hub: WatchHub;
+  readonly fence: Omit<FenceSource, 'cachedVersions' | 'watermark'>;
+}
+
+type Input = 'hosts' | 'policies' | 'namespaces' | 'claims';
+const inputs: readonly Input[] = ['hosts', 'policies', 'namespaces', 'claims'];
+
+/** A change waiting on a quiet input for this long proves that input current (fence). */
+const prodDelayMs = 100;
+const prodRetryMs = 1000;
 
 export class HardwareDataFeed {
   private readonly hosts: OptionalInformer<BareMetalHost>;
   private readonly policies: OptionalInformer<HostDeployPolicy>;
   private readonly namespaces: OptionalInformer<Namespace>;
-  private claimNamespaces = new Map<string, string>();
-  private claimsSynced = false;
-  /** The newest revision any source reported: where the hub's first state is. */
-  private newestRevision = 0n;
+  private readonly merge: InputMerge;
+  private readonly fences: Record<Input, Fence>;
+  private readonly synced = new Set<Input>();
   private stopFollowingClaims: (() => void) | undefined;
 
+  /** The newest revision any input was listed at: where the history restarts. */
+  private newestListed = 0n;
+
   constructor(
-    client: KubeClient,
+    private readonly client: KubeClient,
     readonly hub: WatchHub,
-    private readonly claimHub: WatchHub,
-    private readonly specSchema: K8sSchema,
+    readonly model: HardwareDataModel,
+    private readonly claims: ClaimSource,
     onError: SourceErrorHandler,
   ) {
-    this.hosts = new OptionalInformer<BareMetalHost>(
-      client,
-      { path: metal3Paths.bareMetalHosts },
-      this.handlers('BareMetalHosts', onError, (host) => ({ hosts: [refOf(host)] })),
-    );
-    this.policies = new OptionalInformer<HostDeployPolicy>(
-      client,
-      { path: metal3Paths.hostDeployPolicies },
-      this.handlers('HostDeployPolicies', onError, (policy) => ({ hosts: this.hostsIn(policy.metadata.namespace ?? '') })),
-    );
-    this.namespaces = new OptionalInformer<Namespace>(
-      client,
-      { path: metal3Paths.namespaces },
-      this.handlers('Namespaces', onError, (namespace) => ({ namespaces: [namespace.metadata.name] })),
-    );
+    this.merge = new InputMerge({
+      position: (rv) => maxOf(rv, revision(hub.currentResourceVersion())),
+      onProgress: (rv) => {
+        if (hub.hasSynced() && rv > 0n) hub.progress(rv.toString());
+      },
+      prod: (input) => {
+        this.prod(input as Input);
+      },
+      prodDelayMs,
+    });
+    for (const input of inputs) this.merge.addInput(input, input === 'claims' ? () => revision(claims.hub.currentResourceVersion()) : undefined);
+
+    this.hosts = this.informer<BareMetalHost>('hosts', 'BareMetalHosts', metal3Paths.bareMetalHosts, onError, (hosts) => {
+      model.replaceHosts(hosts);
+    }, (event, position) => {
+      this.hostChanged(event, position);
+    });
+    this.policies = this.informer<HostDeployPolicy>('policies', 'HostDeployPolicies', metal3Paths.hostDeployPolicies, onError, (policies) => {
+      model.visibility.replacePolicies(policies);
+    }, (event, position) => {
+      this.policyChanged(event, position);
+    });
+    this.namespaces = this.informer<Namespace>('namespaces', 'Namespaces', metal3Paths.namespaces, onError, (namespaces) => {
+      model.visibility.replaceNamespaces(namespaces);
+    }, (event, position) => {
+      this.namespaceChanged(event, position);
+    });
+    this.fences = {
+      hosts: new Fence(client, informerFence(metal3Paths.bareMetalHosts, this.hosts, () => this.watermark('hosts'))),
+      policies: new Fence(client, informerFence(metal3Paths.hostDeployPolicies, this.policies, () => this.watermark('policies'))),
+      namespaces: new Fence(client, informerFence(metal3Paths.namespaces, this.namespaces, () => this.watermark('namespaces'))),
+      claims: new Fence(client, {
+        ...claims.fence,
+        cachedVersions: () => claims.hub.list().map((claim) => claim.metadata.resourceVersion),
+        watermark: () => revision(claims.hub.currentResourceVersion()),
+      }),
+    };
   }
 
   start(): void {
     this.hosts.start();
     this.policies.start();
     this.namespaces.start();
-    this.stopFollowingClaims = followHub(this.claimHub, {
+    this.stopFollowingClaims = followHub(this.claims.hub, {
       onResync: (claims, rv) => {
-        this.claimsResynced(claims, rv);
+        this.relisted('claims', revision(rv), false, () => {
+          this.model.replaceClaims(claimNamespacesOf(claims));
+        });
       },
       onEvent: (event) => {
-        this.claimChanged(event);
+        this.merge.enqueue('claims', revision(event.object.metadata.resourceVersion), (position) => {
+          this.claimChanged(event, position);
+        });
       },
     });
   }
 
   stop(): void {
     this.stopFollowingClaims?.();
+    this.merge.stop();
     this.hosts.stop();
     this.policies.stop();
     this.namespaces.stop();
   }
 
-  /** A (re)list or absence recomputes everything; an event, what `affected` says it may change. */
-  private handlers<T extends KubeObject>(source: string, onError: SourceErrorHandler, affected: (object: T) => Scope): OptionalInformerHandlers<T> {
-    return {
-      onList: (_, rv) => {
-        this.reconcile({}, rv);
-      },
-      onEvent: (event) => {
-        this.reconcile(affected(event.object), event.object.metadata.resourceVersion);
-      },
-      onBookmark: (rv) => {
-        this.progress(rv);
-      },
-      onAbsent: () => {
-        this.reconcile({}, undefined);
-      },
-      onError: (error) => {
-        onError(source, error);
-      },
-    };
+  /**
+   * Resolves once the model reflects every write acknowledged before the
+   * call (each input fenced, then applied up to the oldest fence), so a read
+   * without resourceVersion is as fresh as kube-apiserver's. Rejects with
+   * 504 when an input does not catch up within 3 s.
+   */
+  async consistent(): Promise<void> {
+    const revisions = await Promise.all(inputs.map((input) => this.fences[input].check()));
+    inputs.forEach((input, i) => {
+      const rv = revisions[i];
+      if (rv !== undefined) this.merge.advance(input, rv);
+    });
+    // Every input is known up to its own fence; the hub reaches the oldest of them once the merge applied everything before it.
+    await this.hub.waitForResourceVersion(minimum(revisions).toString());
   }
 
-  // ---- HostClaims: who a bound host belongs to ------------------------------
+  // ---- inputs ---------------------------------------------------------------
 
-  private claimsResynced(claims: readonly ApiObject[], rv: string): void {
-    const previous = this.claimNamespaces;
-    this.claimNamespaces = claimNamespacesOf(claims);
-    this.claimsSynced = true;
-    const changed = new Set([...previous.keys(), ...this.claimNamespaces.keys()].filter((uid) => previous.get(uid) !== this.claimNamespaces.get(uid)));
-    this.reconcile({ hosts: this.hostsBoundTo(changed) }, rv);
+  private informer<T extends KubeObject>(
+    input: Input,
+    source: string,
+    path: string,
+    onError: SourceErrorHandler,
+    replace: (objects: readonly T[]) => void,
+    change: (event: ObjectEvent & { readonly object: ApiObject }, position: bigint) => void,
+  ): OptionalInformer<T> {
+    return new OptionalInformer<T>(
+      this.client,
+      { path },
+      {
+        onList: (objects, rv) => {
+          this.relisted(input, revision(rv), false, () => {
+            replace(objects);
+          });
+        },
+        onEvent: (event) => {
+          const object = event.object as unknown as ApiObject;
+          this.merge.enqueue(input, revision(object.metadata.resourceVersion), (position) => {
+            change({ type: event.type, object }, position);
+          });
+        },
+        onBookmark: (rv) => {
+          this.merge.advance(input, revision(rv));
+        },
+        onAbsent: () => {
+          this.relisted(input, 0n, true, () => {
+            replace([]);
+          });
+        },
+        onError: (error) => {
+          onError(source, error);
+        },
+      },
+    );
   }
 
-  private claimChanged(event: ObjectEvent): void {
+  /** A relist (or absence): the new state replaces the old; a discontinuity in the history. */
+  private relisted(input: Input, rv: bigint, absent: boolean, replace: () => void): void {
+    replace();
+    this.synced.add(input);
+    if (rv > this.newestListed) this.newestListed = rv;
+    this.merge.relist(input, rv, absent);
+    if (this.synced.size < inputs.length) return;
+    // Past the current position when already serving: watchers there have not seen what the relist folded in.
+    const current = revision(this.hub.currentResourceVersion());
+    const restartAt = this.hub.hasSynced() ? maxOf(this.newestListed, current + 1n) : this.newestListed;
+    if (restartAt > 0n) this.hub.restart(restartAt.toString());
+  }
+
+  private watermark(input: Input): bigint {
+    return this.merge.watermarkOf(input);
+  }
+
+  private prod(input: Input): void {
+    this.fences[input].check().then(
+      (rv) => {
+        if (rv !== undefined) this.merge.advance(input, rv);
+      },
+      () => {
+        setTimeout(() => {
+          this.merge.drain();
+        }, prodRetryMs).unref();
+      },
+    );
+  }
+
+  // ---- changes ------------------------------------------------------------
+
+  private hostChanged(event: ObjectEvent, position: bigint): void {
+    const host = event.object as unknown as BareMetalHost;
+    const key = hostKey(host);
+    const next = event.type === 'DELETED' ? undefined : host;
+    const previous = this.model.setHost(key, next);
+    if (!this.hub.hasSynced()) return;
+    const tenants = new Set<string>([...(previous === undefined ? [] : this.model.tenantsOf(previous)), ...(next === undefined ? [] : this.model.tenantsOf(next))]);
+    this.publishChanges(position, tenants, tenants.size, (namespace) => {
+      const context = this.model.context(namespace);
+      return [[previous === undefined ? undefined : this.model.object(previous, context), next === undefined ? undefined : this.model.object(next, context)]];
+    });
+  }
+
+  private policyChanged(event: ObjectEvent, position: bigint): void {
+    const policy = event.object as unknown as HostDeployPolicy;
+    const hostNamespace = policy.metadata.namespace ?? '';
+    const before = new Map<string, TenantContext>();
+    for (const namespace of this.model.visibility.sortedNamespaces()) before.set(namespace, this.model.context(namespace));
+    const changed = this.model.visibility.setPolicy(policyKey(policy), event.type === 'DELETED' ? undefined : policy);
+    if (!this.hub.hasSynced()) return;
+    const hosts = this.model.hostsIn(hostNamespace);
+    this.publishChanges(position, changed, changed.size * hosts.length, (namespace) => {
+      const old = before.get(namespace) ?? this.model.context(namespace);
+      const now = this.model.context(namespace);
+      return hosts.map((host) => [this.model.object(host, old), this.model.object(host, now)] as const);
+    });
+  }
+
+  private namespaceChanged(event: ObjectEvent, position: bigint): void {
+    const namespace = event.object as unknown as Namespace;
+    const name = namespace.metadata.name;
+    const old = this.model.context(name);
+    this.model.visibility.setNamespace(name, event.type === 'DELETED' ? undefined : namespace);
+    if (!this.hub.hasSynced()) return;
+    const now = this.model.context(name);
+    const hosts = new Set([...this.model.candidates(old), ...this.model.candidates(now)]);
+    this.publishChanges(position, [name], hosts.size, () => [...hosts].map((host) => [this.model.object(host, old), this.model.object(host, now)] as const));
+  }
+
+  private claimChanged(event: ObjectEvent, position: bigint): void {
     const { uid, namespace } = event.object.metadata;
     if (uid === undefined) return;
-    const before = this.claimNamespaces.get(uid);
-    if (event.type === 'DELETED') this.claimNamespaces.delete(uid);
-    else if (namespace !== undefined) this.claimNamespaces.set(uid, namespace);
-    if (before === this.claimNamespaces.get(uid)) return;
-    this.reconcile({ hosts: this.hostsBoundTo(new Set([uid])) }, event.object.metadata.resourceVersion);
+    const next = event.type === 'DELETED' ? undefined : namespace;
+    const previous = this.model.setClaim(uid, next);
+    if (previous === next || !this.hub.hasSynced()) return;
+    const before: ClaimNamespaces = { get: (claim) => (claim === uid ? previous : this.model.claimNamespace(claim)) };
+    const hosts = this.model.hostsBoundTo(uid);
+    const tenants = [previous, next].filter((n) => n !== undefined);
+    this.publishChanges(position, tenants, hosts.length * tenants.length, (tenant) => {
+      const context = this.model.context(tenant);
+      return hosts.map((host) => [this.model.object(host, context, before), this.model.object(host, context)] as const);
+    });
   }
 
-  private hostsBoundTo(claimUids: ReadonlySet<string>): HostRef[] {
-    if (claimUids.size === 0) return [];
-    return this.hosts
-      .list()
-      .filter((host) => {
-        const record = boundRecord(host);
-        return record !== undefined && claimUids.has(virtualUid(record.uid));
-      })
-      .map(refOf);
-  }
-
-  private hostsIn(namespace: string): HostRef[] {
-    return this.hosts
-      .list()
-      .filter((host) => host.metadata.namespace === namespace)
-      .map(refOf);
-  }
-
-  // ---- recomputing ----------------------------------------------------------
-
-  private sourcesSynced(): boolean {
-    return this.hosts.hasSynced() && this.policies.hasSynced() && this.namespaces.hasSynced() && this.claimsSynced;
-  }
-
-  /** Recomputes the scope and publishes what changed; before every source has synced, only notes the revision. */
-  private reconcile(scope: Scope, trigger: string | undefined): void {
-    this.noteRevision(trigger);
-    if (!this.hub.hasSynced()) {
-      if (this.sourcesSynced()) this.hub.reset(this.newestRevision.toString(), this.initialState());
-      return;
+  /**
+   * Publishes what changed in each namespace at `position`. `estimate`
+   * bounds the number of pairs: beyond the history's capacity only watched
+   * namespaces get events, the others a gap (see the module comment).
+   */
+  private publishChanges(
+    position: bigint,
+    namespaces: Iterable<string>,
+    estimate: number,
+    pairs: (namespace: string) => Iterable<readonly [ApiObject | undefined, ApiObject | undefined]>,
+  ): void {
+    const everything = estimate <= this.hub.historyCapacity();
+    const skipped = new Set<string>();
+    const resourceVersion = position.toString();
+    for (const namespace of namespaces) {
+      if (!everything && !this.hub.watched(namespace)) {
+        skipped.add(namespace);
+        continue;
+      }
+      for (const [previous, next] of pairs(namespace)) {
+        const event = changeEvent(previous, next, resourceVersion);
+        if (event !== undefined) this.hub.publish(event, { resourceVersion, prev: previous });
+      }
     }
-    for (const event of this.changes(scope)) {
-      const rv = this.nextRevision(trigger);
-      this.hub.publish({ type: event.type, object: withResourceVersion(event.object, rv) });
-    }
-  }
-
-  private initialState(): ApiObject[] {
-    const rv = this.newestRevision.toString();
-    return this.namespaces.list().flatMap((ns) => [...this.desired(ns.metadata.name, undefined).values()].map((o) => withResourceVersion(o, rv)));
-  }
-
-  private changes(scope: Scope): ObjectEvent[] {
-    const tenantNamespaces = scope.namespaces ?? this.namespaces.list().map((ns) => ns.metadata.name);
-    const events = tenantNamespaces.flatMap((namespace) => diff(this.current(namespace, scope.hosts), this.desired(namespace, scope.hosts)));
-    if (scope.namespaces === undefined && scope.hosts === undefined) events.push(...this.inVanishedNamespaces(new Set(tenantNamespaces)));
-    return events;
-  }
-
-  /** The projections the tenant namespace should see, by name. */
-  private desired(namespace: string, hosts: readonly HostRef[] | undefined): Map<string, ApiObject> {
-    const result = new Map<string, ApiObject>();
-    const tenant = this.namespaces.get(undefined, namespace);
-    if (tenant === undefined) return result;
-    const view = tenantView(tenant, this.policies.list(), this.claimNamespaces);
-    const candidates = hosts === undefined ? this.hosts.list() : hosts.map((h) => this.hosts.get(h.namespace, h.name)).filter(isDefined);
-    for (const host of candidates) {
-      const object = hardwareData(host, view, this.specSchema);
-      if (object?.metadata.name !== undefined) result.set(object.metadata.name, object);
-    }
-    return result;
-  }
-
-  /** What the hub holds for the tenant namespace (and hosts), by name. */
-  private current(namespace: string, hosts: readonly HostRef[] | undefined): Map<string, ApiObject> {
-    const objects =
-      hosts === undefined ? this.hub.list(namespace) : hosts.map((h) => this.hub.get(namespace, hardwareDataName(h.namespace, h.name))).filter(isDefined);
-    return new Map(objects.map((o) => [o.metadata.name ?? '', o]));
-  }
-
-  private inVanishedNamespaces(existing: ReadonlySet<string>): ObjectEvent[] {
-    return this.hub
-      .list()
-      .filter((o) => !existing.has(o.metadata.namespace ?? ''))
-      .map((object) => ({ type: 'DELETED', object }));
-  }
-
-  private progress(rv: string): void {
-    this.noteRevision(rv);
-    if (this.hub.hasSynced()) this.hub.progress(rv);
-  }
-
-  private noteRevision(rv: string | undefined): void {
-    const value = revision(rv);
-    if (value > this.newestRevision) this.newestRevision = value;
-  }
-
-  /** The trigger's revision if newer than everything published, else the next integer (see the module comment). */
-  private nextRevision(trigger: string | undefined): string {
-    const current = revision(this.hub.currentResourceVersion());
-    const triggered = revision(trigger);
-    return (triggered > current ? triggered : current + 1n).toString();
+    if (skipped.size > 0) this.hub.gap(resourceVersion, skipped);
   }
 }
 
-/** ADDED, MODIFIED or DELETED for each projection that differs (resourceVersions aside). */
-function diff(current: ReadonlyMap<string, ApiObject>, desired: ReadonlyMap<string, ApiObject>): ObjectEvent[] {
-  const events: ObjectEvent[] = [];
-  for (const [name, object] of desired) {
-    const existing = current.get(name);
-    if (existing === undefined) events.push({ type: 'ADDED', object });
-    else if (!sameContent(existing, object)) events.push({ type: 'MODIFIED', object });
+/** ADDED, MODIFIED (content or resourceVersion differ) or DELETED (at the change's position), or nothing. */
+function changeEvent(previous: ApiObject | undefined, next: ApiObject | undefined, position: string): ObjectEvent | undefined {
+  if (next !== undefined) {
+    if (previous === undefined) return { type: 'ADDED', object: next };
+    return sameJson(previous, next) ? undefined : { type: 'MODIFIED', object: next };
   }
-  for (const [name, object] of current) if (!desired.has(name)) events.push({ type: 'DELETED', object });
-  return events;
+  if (previous === undefined) return undefined;
+  return { type: 'DELETED', object: { ...previous, metadata: { ...previous.metadata, resourceVersion: position } } };
 }
 
-/** Equal but for the resourceVersion. */
-export function sameContent(a: ApiObject, b: ApiObject): boolean {
-  return sameJson(withResourceVersion(a, ''), withResourceVersion(b, ''));
+function informerFence<T extends KubeObject>(path: string, informer: OptionalInformer<T>, watermark: () => bigint): FenceSource {
+  return { path, cachedVersions: () => informer.list().map((object) => object.metadata.resourceVersion), watermark };
 }
 
-export function withResourceVersion(object: ApiObject, resourceVersion: string): ApiObject {
-  return { ...object, metadata: { ...object.metadata, resourceVersion } };
+function minimum(revisions: readonly (bigint | undefined)[]): bigint {
+  const known = revisions.filter((rv) => rv !== undefined);
+  return known.length === 0 ? 0n : known.reduce((a, b) => (a < b ? a : b));
 }
 
-function refOf(host: BareMetalHost): HostRef {
-  return { namespace: host.metadata.namespace ?? '', name: host.metadata.name };
-}
-
-function isDefined<T>(value: T | undefined): value is T {
-  return value !== undefined;
+function maxOf(...values: bigint[]): bigint {
+  return values.reduce((a, b) => (a > b ? a : b));
 }

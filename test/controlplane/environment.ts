@@ -90,9 +90,10 @@ export interface DevEnvironment {
   /**
    * Starts one more server process (same identity and files, its own port,
    * not behind the aggregator): a replica that serves and competes for the
-   * binder's leader Lease. Stopped with the environment.
+   * binder's leader Lease. Stopped with the environment. `port` is where it
+   * serves (https://127.0.0.1:<port>, for direct requests).
    */
-  startReplica(): Promise<ManagedProcess>;
+  startReplica(): Promise<ManagedProcess & { readonly port: number }>;
   stop(): Promise<void>;
 }
 
@@ -263,7 +264,7 @@ class LocalDevEnvironment implements DevEnvironment {
     return this.#stopping;
   }
 
-  async startReplica(): Promise<ManagedProcess> {
+  async startReplica(): Promise<ManagedProcess & { readonly port: number }> {
     const port = await freeLoopbackPort();
     const index = this.#replicas.length + 1;
     const replica = await startProcess({
@@ -282,7 +283,7 @@ class LocalDevEnvironment implements DevEnvironment {
       },
       { timeoutMs: SERVER_READY_TIMEOUT_MS, describeFailure: () => replica.logTail() },
     );
-    return replica;
+    return Object.assign(replica, { port });
   }
 
   async #stopAll(): Promise<void> {

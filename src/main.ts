@@ -29,13 +29,13 @@ import { WatchHub } from './api/rest/watch-hub.js';
 import type { GroupResource } from './api/status.js';
 import { ensureCustomResourceDefinition } from './backing/crd.js';
 import { RecordStore } from './backing/record-store.js';
+import { SharedInformerFactory } from './backing/shared-informers.js';
 import { hostClaimResource } from './resources/hostclaim/descriptor.js';
 import { hostClaimRecord, hostClaimRecordCRD, hostClaimStorageMapping } from './resources/hostclaim/storage.js';
 import { hostClaimStrategy } from './resources/hostclaim/strategy.js';
 import { hardwareDataResource } from './resources/hardwaredata/descriptor.js';
 import { HardwareDataFeed } from './resources/hardwaredata/feed.js';
 import { HardwareDataModel } from './resources/hardwaredata/model.js';
-import type { ApiObject } from './api/rest/types.js';
 import { HardwareDataStore } from './resources/hardwaredata/store.js';
 import { hardwareDataStrategy } from './resources/hardwaredata/strategy.js';
 import { LeaderElector } from './backing/leader-election.js';
@@ -69,14 +69,16 @@ async function main(): Promise<void> {
   });
 
   const schemaSource = loadSchemaSource();
-  const hostClaims = hostClaimStore(client, config, logger);
+  // One cache per backing resource for the whole process: the REST layer, HardwareData and the binder share them.
+  const informers = sharedInformers(client, logger);
+  const hostClaims = hostClaimStore(client, informers, config, logger);
   health.addReadiness({ name: 'hostclaim-storage', check: () => (hostClaims.hasSynced() ? undefined : 'not synced') });
   void startStorage(client, schemaSource, hostClaims, logger);
   // Not a readiness condition: without baremetal-operator's CRDs HardwareData is empty, HostClaims still work.
-  const hardwareData = hardwareDataStore(client, hostClaims, schemaSource, logger);
+  const hardwareData = hardwareDataStore(client, informers, hostClaims, schemaSource, logger);
   hardwareData.feed.start();
 
-  const binder = config.controllers.has('binder') ? startBinder(client, config, logger) : undefined;
+  const binder = config.controllers.has('binder') ? startBinder(client, informers, config, logger) : undefined;
 
   let shuttingDown = false;
   health.addReadiness({ name: 'shutdown', check: () => (shuttingDown ? 'shutting down' : undefined) });
@@ -116,6 +118,7 @@ async function main(): Promise<void> {
     await server.shutdown(config.shutdownTimeoutSeconds * 1000);
     hardwareData.feed.stop();
     hostClaims.stop();
+    informers.stop();
     authConfig.stop();
     certificate.reloader?.stop();
     client.close();
@@ -126,20 +129,36 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void stop('SIGINT'));
 }
 
-function hostClaimStore(client: KubeClient, config: ServerConfig, logger: Logger): RecordStore {
-  const gr = { group: tenancyV1alpha1.group, resource: hostClaimResource.plural };
-  return new RecordStore(client, hostClaimStorageMapping(config.storageNamespace), hostClaimRecord.plural, gr, watchHub(gr, logger), (error) => {
-    logger.warn({ err: error }, 'hostclaim records: watch failed; retrying');
+/** The shared informers; each resource's failures are logged at most once a minute, its absence once. */
+function sharedInformers(client: KubeClient, logger: Logger): SharedInformerFactory {
+  const lastLogged = new Map<string, number>();
+  return new SharedInformerFactory(client, {
+    onError: (resource, error) => {
+      const now = Date.now();
+      if (now - (lastLogged.get(resource.path) ?? -Infinity) < 60_000) return;
+      lastLogged.set(resource.path, now);
+      logger.warn({ err: error }, `informer: list or watch of ${resource.path} failed; retrying`);
+    },
+    onNotServed: (resource) => {
+      logger.info(
+        `informer: ${resource.path} is not served (baremetal-operator's CRDs are not installed); it reads as empty, claims stay unbound and HardwareData empty until it is`,
+      );
+    },
   });
+}
+
+function hostClaimStore(client: KubeClient, informers: SharedInformerFactory, config: ServerConfig, logger: Logger): RecordStore {
+  const gr = { group: tenancyV1alpha1.group, resource: hostClaimResource.plural };
+  return new RecordStore(client, informers, hostClaimStorageMapping(config.storageNamespace), hostClaimRecord.plural, gr, watchHub(gr, logger));
 }
 
 /**
  * Every replica serves the API; only the one holding the Lease binds. A
  * replica shutting down releases the Lease so another takes over at once.
  */
-function startBinder(client: KubeClient, config: ServerConfig, logger: Logger): LeaderElector {
+function startBinder(client: KubeClient, informers: SharedInformerFactory, config: ServerConfig, logger: Logger): LeaderElector {
   const identity = `${hostname()}_${randomUUID()}`;
-  const binder = new Binder(client, { storageNamespace: config.storageNamespace }, logger);
+  const binder = new Binder(client, informers, { storageNamespace: config.storageNamespace }, logger);
   const elector = new LeaderElector(
     client,
     { namespace: config.storageNamespace, name: 'hostclaim-binder', identity },
@@ -168,27 +187,19 @@ function watchHub(resource: GroupResource, logger: Logger): WatchHub {
   });
 }
 
-/** HardwareData, projected from BareMetalHosts; each source's failures are logged at most once a minute. */
-function hardwareDataStore(client: KubeClient, hostClaims: RecordStore, source: SchemaSource, logger: Logger) {
+/** HardwareData, projected from BareMetalHosts. */
+function hardwareDataStore(client: KubeClient, informers: SharedInformerFactory, hostClaims: RecordStore, source: SchemaSource, logger: Logger) {
   const gr = { group: tenancyV1alpha1.group, resource: hardwareDataResource.plural };
   const specSchema = source.resolvedObjectSchema('HardwareDataSpec');
-  const lastLogged = new Map<string, number>();
   const model = new HardwareDataModel(specSchema);
-  const hub = new WatchHub({ resource: gr, derivedState: model, onSinkError: (error) => { logger.warn({ err: error }, 'watch stream failed'); } });
-  const { mapping } = hostClaims;
-  const claims = {
-    hub: hostClaims.hub,
-    fence: {
-      path: `/apis/${mapping.backing.group}/${mapping.backing.version}/namespaces/${mapping.storageNamespace}/${hostClaimRecord.plural}`,
-      counts: (record: ApiObject) => mapping.toVirtual(record) !== undefined,
+  const hub = new WatchHub({
+    resource: gr,
+    derivedState: model,
+    onSinkError: (error) => {
+      logger.warn({ err: error }, 'watch stream failed');
     },
-  };
-  const feed = new HardwareDataFeed(client, hub, model, claims, (what, error) => {
-    const now = Date.now();
-    if (now - (lastLogged.get(what) ?? -Infinity) < 60_000) return;
-    lastLogged.set(what, now);
-    logger.warn({ err: error }, `hardwaredata: cannot watch ${what} (CRD absent or no access); retrying`);
   });
+  const feed = new HardwareDataFeed(client, informers, hub, model, hostClaims);
   return { feed, store: new HardwareDataStore(feed, gr) };
 }
 

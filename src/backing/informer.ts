@@ -1,12 +1,14 @@
 /**
- * List-then-watch cache of one kind of object, like client-go's reflector +
- * informer: it relists on 410 Expired, resumes from the last
+ * List-then-watch of one kind of object, like client-go's reflector
+ * (tools/cache/reflector.go): it relists on 410 Expired, resumes from the last
  * resourceVersion after a normal watch end, and backs off on errors instead
  * of stopping (client-node's informer stops for good on a non-410 error).
  * Like client-go's reflector, a watch that ends within a second without an
  * event counts as a failure and backs off (a watch kube-apiserver cannot
  * serve would otherwise be re-opened in a tight loop).
- * The cache is derived state only: kube-apiserver stays the truth.
+ * It keeps no objects: it reports lists, events and bookmarks to its
+ * handlers, and the shared informer above it (shared-informers.ts) holds the
+ * one cache of the resource.
  */
 import { KubeApiError, type KubeClient, type Representation, type WatchEvent } from './kube-client.js';
 
@@ -58,11 +60,10 @@ const maxBackoffMs = 30_000;
 const shortWatchMs = 1000;
 
 export class Informer<T extends KubeObject> {
-  private readonly store = new Map<string, T>();
   private resourceVersion = '';
-  private synced = false;
+  /** No list or watch has failed since the last one that succeeded. */
+  private healthy = false;
   private readonly abort = new AbortController();
-  private readonly syncWaiters: (() => void)[] = [];
 
   constructor(
     private readonly client: ListWatchClient,
@@ -82,22 +83,12 @@ export class Informer<T extends KubeObject> {
     return this.abort.signal.aborted;
   }
 
-  hasSynced(): boolean {
-    return this.synced;
-  }
-
-  /** Resolves after the first complete list has been loaded. */
-  waitForSync(): Promise<void> {
-    if (this.synced) return Promise.resolve();
-    return new Promise((resolve) => this.syncWaiters.push(resolve));
-  }
-
-  list(): T[] {
-    return [...this.store.values()];
-  }
-
-  get(namespace: string | undefined, name: string): T | undefined {
-    return this.store.get(storeKey(namespace, name));
+  /**
+   * The last list succeeded and no watch has failed since: what it reports
+   * keeps up with kube-apiserver. False while it backs off after a failure.
+   */
+  isHealthy(): boolean {
+    return this.healthy;
   }
 
   private async run(): Promise<void> {
@@ -120,6 +111,7 @@ export class Informer<T extends KubeObject> {
         }
         failure = error;
       }
+      this.healthy = false;
       this.handlers.onError?.(failure);
       await delay(jitter(backoffMs), this.abort.signal);
       backoffMs = Math.min(backoffMs * 2, maxBackoffMs);
@@ -128,13 +120,11 @@ export class Informer<T extends KubeObject> {
 
   private async relist(): Promise<void> {
     const list = await this.client.list<ObjectList<T>>(this.options.path, this.selectors(), this.representation(), this.abort.signal);
-    this.store.clear();
     // An empty PartialObjectMetadataList has `items: null`.
     const items = list.items ?? [];
-    for (const item of items) this.store.set(storeKey(item.metadata.namespace, item.metadata.name), item);
     this.resourceVersion = list.metadata.resourceVersion ?? '';
+    this.healthy = true;
     this.handlers.onList?.(items, this.resourceVersion);
-    this.markSynced();
   }
 
   /** One watch from the current resourceVersion until the server ends it; how long it lasted and what it delivered. */
@@ -165,29 +155,17 @@ export class Informer<T extends KubeObject> {
     }
     const meta = event.object.metadata;
     if (meta.resourceVersion !== undefined) this.resourceVersion = meta.resourceVersion;
+    this.healthy = true;
     if (event.type === 'BOOKMARK') {
       this.handlers.onBookmark?.(this.resourceVersion);
       return;
     }
-    const key = storeKey(meta.namespace, meta.name);
-    if (event.type === 'DELETED') this.store.delete(key);
-    else this.store.set(key, event.object);
     this.handlers.onEvent?.({ type: event.type, object: event.object });
   }
 
   private selectors(): Record<string, string | undefined> {
     return { fieldSelector: this.options.fieldSelector, labelSelector: this.options.labelSelector };
   }
-
-  private markSynced(): void {
-    if (this.synced) return;
-    this.synced = true;
-    for (const resolve of this.syncWaiters.splice(0)) resolve();
-  }
-}
-
-function storeKey(namespace: string | undefined, name: string | undefined): string {
-  return `${namespace ?? ''}/${name ?? ''}`;
 }
 
 function isExpired(error: unknown): boolean {

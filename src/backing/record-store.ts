@@ -5,8 +5,9 @@
  * Consistency: kube-apiserver's records are the truth. Reads with
  * resourceVersion unset (or Exact/NotOlderThan, or a continue token) go to
  * kube-apiserver, which answers consistently whichever replica took the
- * last write; resourceVersion=0 is served from the in-memory cache, which is
- * derived from one shared watch and also feeds every tenant watch. Lists
+ * last write; resourceVersion=0 is served from the in-memory cache (the
+ * hub), fed by the process's shared records informer, which also feeds
+ * every tenant watch. Lists
  * push the request's label selector down to kube-apiserver; which claims
  * are selected is decided by the REST layer's SelectionPredicate on every
  * path (api/rest/selection.ts). Writes go
@@ -20,7 +21,7 @@ import { ApiError, badRequest, conflict, deleteUidMismatch, internalError, notFo
 import { compareStorageKeys, type ApiObject, type ObjectList } from '../api/rest/types.js';
 import { escapeFieldValue } from '../api/selectors.js';
 import { unwrapContinue, wrapContinue, type ListIdentity } from './continue-token.js';
-import { Informer } from './informer.js';
+import type { BackingResource, SharedInformer, SharedInformerFactory } from './shared-informers.js';
 import { applyRefusal, renamer, translateBackingError, type VirtualTarget } from './errors.js';
 import { KubeApiError, type KubeClient, type KubeStatus } from './kube-client.js';
 import { backingName, bookkeeping, virtualUid, type StorageMapping } from './storage-mapping.js';
@@ -29,48 +30,63 @@ import type { WatchHub } from '../api/rest/watch-hub.js';
 import type { DeleteOptions, Deleted, ListQuery, WritableStore, WriteQuery, Written } from '../api/rest/store.js';
 
 export class RecordStore implements WritableStore {
-  private readonly informer: Informer<ApiObject>;
+  private records: SharedInformer<ApiObject> | undefined;
+  private removeHandler: (() => void) | undefined;
   private readonly collectionPath: string;
 
   constructor(
     private readonly client: KubeClient,
+    private readonly informers: SharedInformerFactory,
     readonly mapping: StorageMapping,
     private readonly backingPlural: string,
     readonly gr: GroupResource,
     readonly hub: WatchHub,
-    onError: (error: unknown) => void,
   ) {
     this.collectionPath = `/apis/${mapping.backing.group}/${mapping.backing.version}/namespaces/${mapping.storageNamespace}/${backingPlural}`;
-    this.informer = new Informer<ApiObject>(
-      client,
-      { path: this.collectionPath },
-      {
-        onList: (records, resourceVersion) => {
-          hub.reset(resourceVersion, records.map((r) => mapping.toVirtual(r)).filter((o): o is ApiObject => o !== undefined));
-        },
-        onEvent: (event) => {
-          const object = mapping.toVirtual(event.object);
-          if (object !== undefined) hub.publish({ type: event.type, object });
-          else if (event.object.metadata.resourceVersion !== undefined) hub.progress(event.object.metadata.resourceVersion);
-        },
-        onBookmark: (resourceVersion) => {
-          hub.progress(resourceVersion);
-        },
-        onError,
-      },
-    );
   }
 
+  /** The records' shared cache; asked for once the backing CRD is installed (before, the list would only fail). */
+  get resource(): BackingResource {
+    return { path: this.collectionPath };
+  }
+
+  /** Feeds the hub from the records' shared informer: every (re)list resets it, every event is published. */
   start(): void {
-    this.informer.start();
+    if (this.records !== undefined) return;
+    const records = this.informers.informerFor<ApiObject>(this.resource);
+    this.records = records;
+    const { mapping, hub } = this;
+    this.removeHandler = records.addEventHandler({
+      onReplace: (objects, resourceVersion) => {
+        hub.reset(resourceVersion, objects.map((r) => mapping.toVirtual(r)).filter((o): o is ApiObject => o !== undefined));
+      },
+      onAdd: (record) => {
+        this.publish('ADDED', record);
+      },
+      onUpdate: (_, record) => {
+        this.publish('MODIFIED', record);
+      },
+      onDelete: (record) => {
+        this.publish('DELETED', record);
+      },
+      onProgress: (resourceVersion) => {
+        hub.progress(resourceVersion);
+      },
+    });
   }
 
   stop(): void {
-    this.informer.stop();
+    this.removeHandler?.();
   }
 
   hasSynced(): boolean {
-    return this.informer.hasSynced();
+    return this.records?.hasSynced() ?? false;
+  }
+
+  private publish(type: 'ADDED' | 'MODIFIED' | 'DELETED', record: ApiObject): void {
+    const object = this.mapping.toVirtual(record);
+    if (object !== undefined) this.hub.publish({ type, object });
+    else if (record.metadata.resourceVersion !== undefined) this.hub.progress(record.metadata.resourceVersion);
   }
 
   async get(namespace: string, name: string, resourceVersion: string | undefined): Promise<ApiObject> {

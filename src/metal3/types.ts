@@ -6,6 +6,7 @@
  */
 
 import type { ObjectMeta } from '../api/rest/types.js';
+import type { BackingResource } from '../backing/shared-informers.js';
 
 export const metal3GroupVersion = 'metal3.io/v1alpha1';
 
@@ -95,6 +96,13 @@ export const metal3Paths = {
   bareMetalHost: (namespace: string, name: string): string =>
     `/apis/metal3.io/v1alpha1/namespaces/${namespace}/baremetalhosts/${name}`,
 } as const;
+
+/** The shared caches of these resources; baremetal-operator's CRDs may be absent. */
+export const metal3Resources = {
+  bareMetalHosts: { path: metal3Paths.bareMetalHosts, optional: true },
+  hostDeployPolicies: { path: metal3Paths.hostDeployPolicies, optional: true },
+  namespaces: { path: metal3Paths.namespaces },
+} as const satisfies Record<string, BackingResource>;
 
 /** Annotations and labels BMO and CAPM3 define on hosts (exact keys). */
 export const hostKeys = {

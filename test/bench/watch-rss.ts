@@ -14,6 +14,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import type { ClientRequest } from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -24,7 +25,14 @@ interface Pki {
   readonly authData: Record<string, string>;
 }
 
-type ChildMessage = { kind: 'listening'; port: number } | { kind: 'rss'; bytes: number } | { kind: 'published' };
+interface Rss {
+  readonly kind: 'rss';
+  readonly bytes: number;
+  readonly heap: number;
+  readonly external: number;
+}
+
+type ChildMessage = { kind: 'listening'; port: number } | Rss | { kind: 'published' };
 
 const self = fileURLToPath(import.meta.url);
 
@@ -38,11 +46,11 @@ async function parent(): Promise<void> {
   const { port } = (await messages.next('listening')) as { port: number };
   await settle();
   child.send({ kind: 'rss' });
-  const beforeMessage = (await messages.next('rss')) as { bytes: number; heap: number; external: number };
+  const beforeMessage = (await messages.next('rss')) as Rss;
   const before = beforeMessage.bytes;
 
   const received: number[] = new Array<number>(watchers).fill(0);
-  const requests: https.ClientRequest[] = [];
+  const requests: ClientRequest[] = [];
   let ready = 0;
   await new Promise<void>((resolve) => {
     for (let i = 0; i < watchers; i++) {
@@ -74,14 +82,14 @@ async function parent(): Promise<void> {
   });
   await settle();
   child.send({ kind: 'rss' });
-  const withWatchersMessage = (await messages.next('rss')) as { bytes: number; heap: number; external: number };
+  const withWatchersMessage = (await messages.next('rss')) as Rss;
   const withWatchers = withWatchersMessage.bytes;
   child.send({ kind: 'publish', count: writes });
   await messages.next('published');
   for (let i = 0; i < 600 && received.some((n) => n < writes); i++) await new Promise((resolve) => setTimeout(resolve, 50));
   await settle();
   child.send({ kind: 'rss' });
-  const afterWrites = ((await messages.next('rss')) as { bytes: number }).bytes;
+  const afterWrites = ((await messages.next('rss')) as Rss).bytes;
   const delivered = received.reduce((a, b) => a + b, 0);
   for (const req of requests) req.destroy();
   child.kill();

@@ -19,13 +19,12 @@
 import { once } from 'node:events';
 import type { ApiObject } from '../../api/rest/types.js';
 import { EventRecorder, type EventType } from '../../backing/events.js';
-import { Informer } from '../../backing/informer.js';
-import { isNotServed, OptionalInformer } from '../../backing/optional-informer.js';
+import type { ResourceEventHandler, SharedInformer, SharedInformerFactory } from '../../backing/shared-informers.js';
 import { sameJson } from '../../backing/json.js';
 import { KubeApiError, type KubeClient } from '../../backing/kube-client.js';
 import type { Logger } from '../../observability/logger.js';
 import { hostClaimRecord } from '../../resources/hostclaim/storage.js';
-import { hostKeys, metal3GroupVersion, metal3Paths, provisioningState, type BareMetalHost, type HostDeployPolicy, type Namespace } from '../../metal3/types.js';
+import { hostKeys, metal3GroupVersion, metal3Paths, metal3Resources, provisioningState, type BareMetalHost, type HostDeployPolicy, type Namespace } from '../../metal3/types.js';
 import { boundRecord, recordConsumerRef } from '../../tenancy/host-references.js';
 import { admits, allowsDetaching, tenantNamespace } from '../../tenancy/policy.js';
 import {
@@ -62,13 +61,23 @@ const orphanPrefix = 'orphan:';
  */
 const waitingRecheckMs = 10_000;
 
-/** BareMetalHosts and HostDeployPolicies are optional: without baremetal-operator's CRDs there are none, and nothing is bound. */
+/**
+ * The process's shared caches the binder reads. BareMetalHosts and
+ * HostDeployPolicies are optional: without baremetal-operator's CRDs there
+ * are none, and nothing is bound.
+ */
 interface Informers {
-  readonly hosts: OptionalInformer<BareMetalHost>;
-  readonly policies: OptionalInformer<HostDeployPolicy>;
-  readonly namespaces: Informer<Namespace>;
-  readonly records: Informer<ApiObject>;
-  readonly secrets: Informer<ApiObject>;
+  readonly hosts: SharedInformer<BareMetalHost>;
+  readonly policies: SharedInformer<HostDeployPolicy>;
+  readonly namespaces: SharedInformer<Namespace>;
+  readonly records: SharedInformer<ApiObject>;
+  readonly secrets: SharedInformer<ApiObject>;
+}
+
+/** What the binder registered for one leadership term. */
+interface Term {
+  readonly informers: Informers;
+  readonly removeHandlers: readonly (() => void)[];
 }
 
 export class Binder {
@@ -77,10 +86,13 @@ export class Binder {
   /** Hosts being bound right now (host key → record name), so two workers never race for one host. */
   private readonly reserved = new Map<string, string>();
   private informers: Informers | undefined;
+  private removeHandlers: readonly (() => void)[] = [];
   private queue: WorkQueue | undefined;
+  private requeueAllScheduled = false;
 
   constructor(
     private readonly client: KubeClient,
+    private readonly caches: SharedInformerFactory,
     private readonly options: BinderOptions,
     private readonly logger: Logger,
   ) {
@@ -95,12 +107,13 @@ export class Binder {
     const queue = new WorkQueue((key) => this.reconcile(key), { workers: this.options.workers ?? 8 }, (key, error) => {
       this.logger.warn({ err: error, key }, 'binder: reconcile failed; retrying');
     });
-    const informers = this.startInformers(queue);
+    const { informers, removeHandlers } = this.register(queue);
     this.queue = queue;
     this.informers = informers;
+    this.removeHandlers = removeHandlers;
     const stopped = once(signal, 'abort').then(() => this.halt());
     // Leadership lost or shutdown before the caches synced (kube-apiserver unreachable): nothing more to wait for.
-    await Promise.race([Promise.all(lifecycles(informers).map((i) => i.waitForSync())), stopped]);
+    await Promise.race([Promise.all(allOf(informers).map((i) => i.waitForSync(signal))), stopped]);
     if (signal.aborted) return;
     this.logger.info('binder: caches synced, reconciling every claim');
     for (const record of informers.records.list()) queue.add(record.metadata.name ?? '');
@@ -110,60 +123,66 @@ export class Binder {
   }
 
   private async halt(): Promise<void> {
-    const { queue, informers } = this;
+    const { queue, removeHandlers } = this;
     this.queue = undefined;
     this.informers = undefined;
-    for (const informer of informers === undefined ? [] : lifecycles(informers)) informer.stop();
+    this.removeHandlers = [];
+    // The caches are the process's: the binder only stops listening to them.
+    for (const remove of removeHandlers) remove();
     await queue?.stop();
     this.reserved.clear();
     this.logger.info('binder: stopped');
   }
 
-  private startInformers(queue: WorkQueue): Informers {
-    const onError = (what: string) => (error: unknown) => {
-      // An absent CRD is reported once by onAbsent; the informer keeps retrying and picks it up when installed.
-      if (!isNotServed(error)) this.logger.warn({ err: error }, `binder: ${what} watch failed; retrying`);
-    };
-    const everyClaim = (): void => {
-      for (const record of this.informers?.records.list() ?? []) queue.add(record.metadata.name ?? '');
-    };
-    const absent = (what: string) => (): void => {
-      this.logger.info(`binder: ${what} are not served (baremetal-operator's CRDs are not installed); claims stay unbound until they are`);
-      everyClaim();
-    };
+  /**
+   * Takes the shared caches and registers this term's handlers. The
+   * registration replays each cache's state as initial adds, which are
+   * ignored: once every cache has synced, run() queues every claim anyway.
+   */
+  private register(queue: WorkQueue): Term {
     const informers: Informers = {
-      hosts: new OptionalInformer<BareMetalHost>(this.client, { path: metal3Paths.bareMetalHosts }, {
-        onEvent: ({ type, object }) => {
-          this.onHostChange(queue, object, type === 'DELETED');
-        },
-        onList: everyClaim,
-        onAbsent: absent('BareMetalHosts'),
-        onError: onError('BareMetalHost'),
-      }),
-      policies: new OptionalInformer<HostDeployPolicy>(this.client, { path: metal3Paths.hostDeployPolicies }, {
-        onEvent: everyClaim,
-        onList: everyClaim,
-        onAbsent: absent('HostDeployPolicies'),
-        onError: onError('HostDeployPolicy'),
-      }),
-      namespaces: new Informer<Namespace>(this.client, { path: metal3Paths.namespaces }, { onEvent: everyClaim, onError: onError('Namespace') }),
-      records: new Informer<ApiObject>(this.client, { path: this.recordsPath }, {
-        onEvent: ({ object }) => {
-          queue.add(object.metadata.name ?? '');
-        },
-        onError: onError('HostClaimRecord'),
-      }),
+      hosts: this.caches.informerFor<BareMetalHost>(metal3Resources.bareMetalHosts),
+      policies: this.caches.informerFor<HostDeployPolicy>(metal3Resources.hostDeployPolicies),
+      namespaces: this.caches.informerFor<Namespace>(metal3Resources.namespaces),
+      records: this.caches.informerFor<ApiObject>({ path: this.recordsPath }),
       // Names only: which Secret changed is all the binder needs (it reads a referenced Secret fresh when it copies it).
       // Cluster-wide, because claims may live in any namespace a policy admits; one watch beats one per namespace.
-      secrets: new Informer<ApiObject>(this.client, { path: '/api/v1/secrets', representation: 'metadata' }, {
-        onEvent: ({ object }) => {
-          this.onSecretChange(queue, object);
-        },
-        onError: onError('Secret'),
-      }),
+      secrets: this.caches.informerFor<ApiObject>({ path: '/api/v1/secrets', representation: 'metadata' }),
     };
-    for (const informer of lifecycles(informers)) informer.start();
-    return informers;
+    const everyClaim = (): void => {
+      this.requeueEveryClaim(queue);
+    };
+    const removeHandlers = [
+      informers.hosts.addEventHandler(
+        changes((host, deleted) => {
+          this.onHostChange(queue, host, deleted);
+        }),
+      ),
+      informers.policies.addEventHandler(changes(everyClaim)),
+      informers.namespaces.addEventHandler(changes(everyClaim)),
+      informers.records.addEventHandler(
+        changes((record) => {
+          queue.add(record.metadata.name ?? '');
+        }),
+      ),
+      informers.secrets.addEventHandler(
+        changes((secret) => {
+          this.onSecretChange(queue, secret);
+        }),
+      ),
+    ];
+    return { informers, removeHandlers };
+  }
+
+  /** Every claim, once per turn of the event loop however many policy or namespace events arrive (a relist brings many). */
+  private requeueEveryClaim(queue: WorkQueue): void {
+    if (this.requeueAllScheduled) return;
+    this.requeueAllScheduled = true;
+    queueMicrotask(() => {
+      this.requeueAllScheduled = false;
+      if (this.queue !== queue) return;
+      for (const record of this.informers?.records.list() ?? []) queue.add(record.metadata.name ?? '');
+    });
   }
 
   /**
@@ -482,11 +501,23 @@ export class Binder {
   }
 }
 
-/** What the binder does with its informers as a group, whatever they hold. */
-type InformerLifecycle = Pick<Informer<ApiObject> | OptionalInformer<ApiObject>, 'start' | 'stop' | 'waitForSync'>;
-
-function lifecycles(informers: Informers): InformerLifecycle[] {
+function allOf(informers: Informers): Pick<SharedInformer<ApiObject>, 'waitForSync'>[] {
   return [informers.hosts, informers.policies, informers.namespaces, informers.records, informers.secrets];
+}
+
+/** A handler for changes after registration: the replayed initial state is skipped (see Binder.register). */
+function changes<T>(onChange: (object: T, deleted: boolean) => void): ResourceEventHandler<T> {
+  return {
+    onAdd: (object, isInInitialList) => {
+      if (!isInInitialList) onChange(object, false);
+    },
+    onUpdate: (_, object) => {
+      onChange(object, false);
+    },
+    onDelete: (object) => {
+      onChange(object, true);
+    },
+  };
 }
 
 function splitKey(key: string): [string, string] {

@@ -1,6 +1,7 @@
 /**
- * The live HardwareData state: informers on BareMetalHosts,
- * HostDeployPolicies and Namespaces, plus the HostClaim hub, update the
+ * The live HardwareData state: the process's shared caches of
+ * BareMetalHosts, HostDeployPolicies and Namespaces, plus the HostClaim hub
+ * (fed by the shared cache of records), update the
  * model (model.ts) in etcd revision order (input-merge.ts), and each change
  * publishes into the derived HardwareData WatchHub the ADDED, MODIFIED and
  * DELETED events of the (tenant namespace, host) pairs it changed. The hub
@@ -24,24 +25,27 @@
 import { followHub } from '../../api/rest/hub-follower.js';
 import { revision, type ApiObject, type ObjectEvent } from '../../api/rest/types.js';
 import type { WatchHub } from '../../api/rest/watch-hub.js';
-import { sameJson } from '../../backing/json.js';
-import type { KubeClient } from '../../backing/kube-client.js';
+import { ApiError } from '../../api/status.js';
+import { ConsistentReadFence, type FencedCache } from '../../backing/consistent-read.js';
 import type { KubeObject } from '../../backing/informer.js';
-import { OptionalInformer } from '../../backing/optional-informer.js';
-import { metal3Paths, type BareMetalHost, type HostDeployPolicy, type Namespace } from '../../metal3/types.js';
+import type { KubeClient } from '../../backing/kube-client.js';
+import type { BackingResource, SharedInformer, SharedInformerFactory } from '../../backing/shared-informers.js';
+import { metal3Resources, type BareMetalHost, type HostDeployPolicy, type Namespace } from '../../metal3/types.js';
 import { policyKey } from '../../tenancy/visibility.js';
-import { Fence, type FenceSource } from './fence.js';
+import { sameJson } from '../../backing/json.js';
 import { InputMerge } from './input-merge.js';
 import { hostKey, type HardwareDataModel, type TenantContext } from './model.js';
 import { claimNamespacesOf, type ClaimNamespaces } from './projection.js';
 
-export type SourceErrorHandler = (source: string, error: unknown) => void;
-
-/** Where the HostClaims come from: their hub, and how to fence it. */
+/** Where the HostClaims come from: their hub, fed by the shared cache of their records. */
 export interface ClaimSource {
   readonly hub: WatchHub;
-  readonly fence: Omit<FenceSource, 'cachedVersions' | 'watermark'>;
+  /** The records' shared cache (asked for from the factory once the hub has synced). */
+  readonly resource: BackingResource;
 }
+
+/** What the feed needs of an input's shared cache to fence it. */
+type InputCache = FencedCache & { isAbsent(): boolean; list(): readonly KubeObject[] };
 
 type Input = 'hosts' | 'policies' | 'namespaces' | 'claims';
 const inputs: readonly Input[] = ['hosts', 'policies', 'namespaces', 'claims'];
@@ -51,23 +55,23 @@ const prodDelayMs = 100;
 const prodRetryMs = 1000;
 
 export class HardwareDataFeed {
-  private readonly hosts: OptionalInformer<BareMetalHost>;
-  private readonly policies: OptionalInformer<HostDeployPolicy>;
-  private readonly namespaces: OptionalInformer<Namespace>;
+  private readonly hosts: SharedInformer<BareMetalHost>;
+  private readonly policies: SharedInformer<HostDeployPolicy>;
+  private readonly namespaces: SharedInformer<Namespace>;
   private readonly merge: InputMerge;
-  private readonly fences: Record<Input, Fence>;
+  private readonly fences: Partial<Record<Input, ConsistentReadFence>> = {};
   private readonly synced = new Set<Input>();
+  private removeHandlers: (() => void)[] = [];
   private stopFollowingClaims: (() => void) | undefined;
-
   /** The newest revision any input was listed at: where the history restarts. */
   private newestListed = 0n;
 
   constructor(
     private readonly client: KubeClient,
+    private readonly informers: SharedInformerFactory,
     readonly hub: WatchHub,
     readonly model: HardwareDataModel,
     private readonly claims: ClaimSource,
-    onError: SourceErrorHandler,
   ) {
     this.merge = new InputMerge({
       position: (rv) => maxOf(rv, revision(hub.currentResourceVersion())),
@@ -80,38 +84,36 @@ export class HardwareDataFeed {
       prodDelayMs,
     });
     for (const input of inputs) this.merge.addInput(input, input === 'claims' ? () => revision(claims.hub.currentResourceVersion()) : undefined);
-
-    this.hosts = this.informer<BareMetalHost>('hosts', 'BareMetalHosts', metal3Paths.bareMetalHosts, onError, (hosts) => {
-      model.replaceHosts(hosts);
-    }, (event, position) => {
-      this.hostChanged(event, position);
-    });
-    this.policies = this.informer<HostDeployPolicy>('policies', 'HostDeployPolicies', metal3Paths.hostDeployPolicies, onError, (policies) => {
-      model.visibility.replacePolicies(policies);
-    }, (event, position) => {
-      this.policyChanged(event, position);
-    });
-    this.namespaces = this.informer<Namespace>('namespaces', 'Namespaces', metal3Paths.namespaces, onError, (namespaces) => {
-      model.visibility.replaceNamespaces(namespaces);
-    }, (event, position) => {
-      this.namespaceChanged(event, position);
-    });
-    this.fences = {
-      hosts: new Fence(client, informerFence(metal3Paths.bareMetalHosts, this.hosts, () => this.watermark('hosts'))),
-      policies: new Fence(client, informerFence(metal3Paths.hostDeployPolicies, this.policies, () => this.watermark('policies'))),
-      namespaces: new Fence(client, informerFence(metal3Paths.namespaces, this.namespaces, () => this.watermark('namespaces'))),
-      claims: new Fence(client, {
-        ...claims.fence,
-        cachedVersions: () => claims.hub.list().map((claim) => claim.metadata.resourceVersion),
-        watermark: () => revision(claims.hub.currentResourceVersion()),
-      }),
-    };
+    this.hosts = informers.informerFor<BareMetalHost>(metal3Resources.bareMetalHosts);
+    this.policies = informers.informerFor<HostDeployPolicy>(metal3Resources.hostDeployPolicies);
+    this.namespaces = informers.informerFor<Namespace>(metal3Resources.namespaces);
   }
 
   start(): void {
-    this.hosts.start();
-    this.policies.start();
-    this.namespaces.start();
+    const { model } = this;
+    this.removeHandlers = [
+      this.hosts.addEventHandler(
+        this.handlers<BareMetalHost>('hosts', (hosts) => {
+          model.replaceHosts(hosts);
+        }, (event, position) => {
+          this.hostChanged(event, position);
+        }),
+      ),
+      this.policies.addEventHandler(
+        this.handlers<HostDeployPolicy>('policies', (policies) => {
+          model.visibility.replacePolicies(policies);
+        }, (event, position) => {
+          this.policyChanged(event, position);
+        }),
+      ),
+      this.namespaces.addEventHandler(
+        this.handlers<Namespace>('namespaces', (namespaces) => {
+          model.visibility.replaceNamespaces(namespaces);
+        }, (event, position) => {
+          this.namespaceChanged(event, position);
+        }),
+      ),
+    ];
     this.stopFollowingClaims = followHub(this.claims.hub, {
       onResync: (claims, rv) => {
         this.relisted('claims', revision(rv), false, () => {
@@ -128,66 +130,59 @@ export class HardwareDataFeed {
 
   stop(): void {
     this.stopFollowingClaims?.();
+    for (const remove of this.removeHandlers.splice(0)) remove();
     this.merge.stop();
-    this.hosts.stop();
-    this.policies.stop();
-    this.namespaces.stop();
   }
 
   /**
    * Resolves once the model reflects every write acknowledged before the
-   * call (each input fenced, then applied up to the oldest fence), so a read
-   * without resourceVersion is as fresh as kube-apiserver's. Rejects with
-   * 504 when an input does not catch up within 3 s.
+   * call: each input's shared cache is fenced (backing/consistent-read.ts,
+   * probes coalesced across requests), then the merge applies everything up
+   * to the oldest fence. An input that is not served holds nothing up;
+   * one whose cache cannot catch up makes the read a 504 with Retry-After,
+   * as kube's watch cache answers a consistent read it cannot serve in time.
    */
   async consistent(): Promise<void> {
-    const revisions = await Promise.all(inputs.map((input) => this.fences[input].check()));
+    if (!this.hub.hasSynced()) {
+      await this.hub.waitForResourceVersion('1'); // the hub's own 429 while initializing
+    }
+    const revisions = await Promise.all(inputs.map((input) => this.fenceOf(input)));
     inputs.forEach((input, i) => {
       const rv = revisions[i];
       if (rv !== undefined) this.merge.advance(input, rv);
     });
-    // Every input is known up to its own fence; the hub reaches the oldest of them once the merge applied everything before it.
     await this.hub.waitForResourceVersion(minimum(revisions).toString());
   }
 
   // ---- inputs ---------------------------------------------------------------
 
-  private informer<T extends KubeObject>(
-    input: Input,
-    source: string,
-    path: string,
-    onError: SourceErrorHandler,
-    replace: (objects: readonly T[]) => void,
-    change: (event: ObjectEvent & { readonly object: ApiObject }, position: bigint) => void,
-  ): OptionalInformer<T> {
-    return new OptionalInformer<T>(
-      this.client,
-      { path },
-      {
-        onList: (objects, rv) => {
-          this.relisted(input, revision(rv), false, () => {
-            replace(objects);
-          });
-        },
-        onEvent: (event) => {
-          const object = event.object as unknown as ApiObject;
-          this.merge.enqueue(input, revision(object.metadata.resourceVersion), (position) => {
-            change({ type: event.type, object }, position);
-          });
-        },
-        onBookmark: (rv) => {
-          this.merge.advance(input, revision(rv));
-        },
-        onAbsent: () => {
-          this.relisted(input, 0n, true, () => {
-            replace([]);
-          });
-        },
-        onError: (error) => {
-          onError(source, error);
-        },
+  private handlers<T extends KubeObject>(input: Input, replace: (objects: readonly T[]) => void, change: (event: ObjectEvent, position: bigint) => void) {
+    const enqueue = (type: ObjectEvent['type'], object: T): void => {
+      const apiObject = object as unknown as ApiObject;
+      this.merge.enqueue(input, revision(apiObject.metadata.resourceVersion), (position) => {
+        change({ type, object: apiObject }, position);
+      });
+    };
+    return {
+      // A (re)list, or '' when the resource is not served.
+      onReplace: (objects: readonly T[], rv: string) => {
+        this.relisted(input, revision(rv), rv === '', () => {
+          replace(objects);
+        });
       },
-    );
+      onAdd: (object: T) => {
+        enqueue('ADDED', object);
+      },
+      onUpdate: (_: T, object: T) => {
+        enqueue('MODIFIED', object);
+      },
+      onDelete: (object: T) => {
+        enqueue('DELETED', object);
+      },
+      onProgress: (rv: string) => {
+        this.merge.advance(input, revision(rv));
+      },
+    };
   }
 
   /** A relist (or absence): the new state replaces the old; a discontinuity in the history. */
@@ -195,7 +190,7 @@ export class HardwareDataFeed {
     replace();
     this.synced.add(input);
     if (rv > this.newestListed) this.newestListed = rv;
-    this.merge.relist(input, rv, absent);
+    this.merge.relist(input, rv < 0n ? 0n : rv, absent);
     if (this.synced.size < inputs.length) return;
     // Past the current position when already serving: watchers there have not seen what the relist folded in.
     const current = revision(this.hub.currentResourceVersion());
@@ -203,12 +198,32 @@ export class HardwareDataFeed {
     if (restartAt > 0n) this.hub.restart(restartAt.toString());
   }
 
-  private watermark(input: Input): bigint {
-    return this.merge.watermarkOf(input);
+  /** The input's cache proven current: a revision it has delivered everything up to (undefined: not served). */
+  private async fenceOf(input: Input): Promise<bigint | undefined> {
+    const cache = this.cacheOf(input);
+    if (cache.isAbsent()) return undefined;
+    this.fences[input] ??= new ConsistentReadFence(this.client, cache);
+    const freshness = await this.fences[input].fence({ key: 'all', cached: () => cache.list() });
+    if (!freshness.fresh) throw notCurrent(cache.resource.path);
+    return revision(freshness.resourceVersion);
+  }
+
+  private cacheOf(input: Input): InputCache {
+    switch (input) {
+      case 'hosts':
+        return this.hosts;
+      case 'policies':
+        return this.policies;
+      case 'namespaces':
+        return this.namespaces;
+      case 'claims':
+        // The records' cache feeds the claim hub synchronously, so the hub has what the cache has.
+        return this.informers.informerFor(this.claims.resource);
+    }
   }
 
   private prod(input: Input): void {
-    this.fences[input].check().then(
+    this.fenceOf(input).then(
       (rv) => {
         if (rv !== undefined) this.merge.advance(input, rv);
       },
@@ -314,13 +329,14 @@ function changeEvent(previous: ApiObject | undefined, next: ApiObject | undefine
   return { type: 'DELETED', object: { ...previous, metadata: { ...previous.metadata, resourceVersion: position } } };
 }
 
-function informerFence<T extends KubeObject>(path: string, informer: OptionalInformer<T>, watermark: () => bigint): FenceSource {
-  return { path, cachedVersions: () => informer.list().map((object) => object.metadata.resourceVersion), watermark };
-}
-
 function minimum(revisions: readonly (bigint | undefined)[]): bigint {
   const known = revisions.filter((rv) => rv !== undefined);
   return known.length === 0 ? 0n : known.reduce((a, b) => (a < b ? a : b));
+}
+
+/** A consistent read that cannot be served in time: kube's answer, and the client retries. */
+function notCurrent(path: string): ApiError {
+  return new ApiError(504, 'Timeout', `Timeout: the cache of ${path.split('/').at(-1) ?? path} is not current; retry`, { retryAfterSeconds: 1 });
 }
 
 function maxOf(...values: bigint[]): bigint {

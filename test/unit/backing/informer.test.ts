@@ -95,7 +95,12 @@ describe('Informer', () => {
     const modified = (rv: string): WatchEvent<KubeObject> => ({ type: 'MODIFIED', object: { metadata: { namespace: 'ns', name: 'a', resourceVersion: rv } } });
     const client = new FakeClient(10, (call) => [modified(String(11 + call))]);
     const errors: unknown[] = [];
-    informer = new Informer(client, { path: '/api/v1/secrets' }, { onError: (error) => errors.push(error) });
+    const delivered: string[] = [];
+    informer = new Informer(
+      client,
+      { path: '/api/v1/secrets' },
+      { onError: (error) => errors.push(error), onEvent: ({ object }) => delivered.push(object.metadata.resourceVersion ?? '') },
+    );
     informer.start();
     await vi.advanceTimersByTimeAsync(35);
     expect(client.watches().map((c) => [c.at, c.resourceVersion])).toEqual([
@@ -105,7 +110,7 @@ describe('Informer', () => {
       [30, '13'],
     ]);
     expect(errors).toEqual([]);
-    expect(informer.get('ns', 'a')?.metadata.resourceVersion).toBe('13');
+    expect(delivered).toEqual(['11', '12', '13']);
   });
 
   it('watches without backoff after a watch that lasted long enough, even without events', async () => {

@@ -22,6 +22,7 @@ import { parseAuthenticationConfig } from '../../../../src/auth/authentication-c
 import { Authenticator } from '../../../../src/auth/authenticator.js';
 import { Authorizer } from '../../../../src/auth/authorizer.js';
 import { KubeApiError, type KubeClient } from '../../../../src/backing/kube-client.js';
+import { SharedInformerFactory } from '../../../../src/backing/shared-informers.js';
 import { RecordStore } from '../../../../src/backing/record-store.js';
 import { metal3Paths, type BareMetalHost, type HostDeployPolicy, type Namespace } from '../../../../src/metal3/types.js';
 import { createLogger } from '../../../../src/observability/logger.js';
@@ -118,7 +119,9 @@ const kube = new FakeKube(`/apis/${hostClaimRecord.group}/${hostClaimRecord.vers
 const client = kube as unknown as KubeClient;
 const claimGr = { group: 'tenancy.metal3.io', resource: 'hostclaims' };
 const hardwareGr = { group: 'tenancy.metal3.io', resource: 'hardwaredata' };
-const claims = new RecordStore(client, mapping, hostClaimRecord.plural, claimGr, new WatchHub({ resource: claimGr }), () => undefined);
+// Never started: no shared cache, so every read with resourceVersion unset goes to the fake kube-apiserver.
+const unstartedInformers = new SharedInformerFactory(client, { onError: () => undefined, onNotServed: () => undefined });
+const claims = new RecordStore(client, unstartedInformers, mapping, hostClaimRecord.plural, claimGr, new WatchHub({ resource: claimGr }));
 const model = new HardwareDataModel(loadSchemaSource().resolvedObjectSchema('HardwareDataSpec'));
 const hardwareHub = new WatchHub({ resource: hardwareGr, derivedState: model });
 const hardware = new HardwareDataStore({ hub: hardwareHub, model, consistent: () => Promise.resolve() }, hardwareGr);

@@ -1,0 +1,227 @@
+/**
+ * The consistent-read fence: when may a read with resourceVersion unset be
+ * answered from a shared cache? kube-apiserver serves such reads from its
+ * watch cache once the cache has reached etcd's current revision
+ * (KEP-2340; k8s.io/apiserver pkg/storage/cacher: `waitUntilFreshLocked`),
+ * learning that revision from etcd and prodding quiet caches with etcd's
+ * progress notifications. A client of kube-apiserver gets no progress
+ * notifications: an informer of a quiet resource only learns the current
+ * revision from bookmarks about once a minute, and the cluster's revision
+ * moves with every Lease renewal anywhere. So freshness is established per
+ * scope instead:
+ *
+ * 1. Probe: a consistent (resourceVersion unset), metadata-only LIST of
+ *    exactly the scope (a namespace, a label selector, one object by
+ *    `metadata.name`). Its resourceVersion X is at least the revision of
+ *    every write acknowledged before the probe started.
+ * 2. Wait until the cache agrees with it: the cache has reached X, or every
+ *    probed object is cached at a resourceVersion at least the probed one
+ *    and every cached object of the scope missing from the probe is newer
+ *    than X. The events that would make a lagging cache agree are already on
+ *    their way (they are older than X), so the wait ends; it is bounded all
+ *    the same (`waitMs`), and a cache that cannot catch up (its watch is
+ *    broken) makes the caller read from kube-apiserver instead.
+ * 3. The answer is the cache's state of the scope at resourceVersion
+ *    max(X, cache's resourceVersion). Either the cache has reached X, and
+ *    its state is the truth at its own, newer resourceVersion; or it is below
+ *    X and agrees, which (every cached version being older than X) means it
+ *    holds exactly the scope's objects at X, so the state is the truth at X
+ *    and a watch from X misses nothing of the scope.
+ *
+ * Coalescing: requests for the same scope share probes, but a request may
+ * only be served by a probe that started after it arrived (an earlier one
+ * could predate a write acknowledged before the request). At most one probe
+ * per scope is in flight; requests arriving meanwhile share the next one,
+ * which starts when the current one ends. Under load the probes per request
+ * tend to zero.
+ */
+import { revision } from '../api/rest/types.js';
+import type { KubeObject } from './informer.js';
+import type { KubeClient } from './kube-client.js';
+import { objectKey } from './shared-informers.js';
+
+/** What a fence needs of a shared cache (a SharedInformer). */
+export interface FencedCache {
+  readonly resource: { readonly path: string };
+  isHealthy(): boolean;
+  lastSyncResourceVersion(): string;
+  get(namespace: string | undefined, name: string): KubeObject | undefined;
+  addChangeListener(listener: () => void): () => void;
+}
+
+/** One scope of a read: what the probe lists, and the cached objects it covers. */
+export interface ProbeScope {
+  /** Requests with the same key share probes; it must identify the selectors below. */
+  readonly key: string;
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+  /** The cached objects the probe's selectors select. */
+  cached(): Iterable<KubeObject>;
+}
+
+export type Freshness =
+  /** The cache may answer; resourceVersion is the answer's list resourceVersion. */
+  | { readonly fresh: true; readonly resourceVersion: string }
+  /** Read from kube-apiserver instead. */
+  | { readonly fresh: false; readonly reason: 'unhealthy' | 'timeout' };
+
+export interface ProbeResult {
+  readonly resourceVersion: bigint;
+  /** Probed object key → resourceVersion. */
+  readonly items: ReadonlyMap<string, bigint>;
+}
+
+interface MetadataList {
+  readonly metadata: { readonly resourceVersion?: string };
+  readonly items: readonly KubeObject[] | null;
+}
+
+export type ProbeClient = Pick<KubeClient, 'list'>;
+
+const defaultWaitMs = 3_000;
+
+export class ConsistentReadFence {
+  private readonly probes = new ProbeCoalescer<ProbeResult>();
+  private readonly waitMs: number;
+
+  constructor(
+    private readonly client: ProbeClient,
+    private readonly cache: FencedCache,
+    options: { readonly waitMs?: number } = {},
+  ) {
+    this.waitMs = options.waitMs ?? defaultWaitMs;
+  }
+
+  /** Probes kube-apiserver (coalesced) and waits for the cache to agree; rejects with the probe's error. */
+  async fence(scope: ProbeScope, signal?: AbortSignal): Promise<Freshness> {
+    if (!this.cache.isHealthy()) return { fresh: false, reason: 'unhealthy' };
+    const probe = await this.probes.run(scope.key, () => this.probe(scope));
+    return this.waitForAgreement(scope, probe, signal);
+  }
+
+  /** How many probes were sent (for tests and metrics). */
+  probesSent(): number {
+    return this.probes.started;
+  }
+
+  private async probe(scope: ProbeScope): Promise<ProbeResult> {
+    const list = await this.client.list<MetadataList>(
+      this.cache.resource.path,
+      { labelSelector: scope.labelSelector, fieldSelector: scope.fieldSelector },
+      'metadata',
+    );
+    const items = new Map<string, bigint>();
+    for (const item of list.items ?? []) items.set(objectKey(item.metadata.namespace, item.metadata.name), revision(item.metadata.resourceVersion));
+    return { resourceVersion: revision(list.metadata.resourceVersion), items };
+  }
+
+  private waitForAgreement(scope: ProbeScope, probe: ProbeResult, signal: AbortSignal | undefined): Promise<Freshness> {
+    const check = (): Freshness | undefined => {
+      if (agrees(this.cache, scope, probe)) return { fresh: true, resourceVersion: maxRevision(probe.resourceVersion, this.cache.lastSyncResourceVersion()) };
+      if (!this.cache.isHealthy()) return { fresh: false, reason: 'unhealthy' };
+      return undefined;
+    };
+    const now = check();
+    if (now !== undefined) return Promise.resolve(now);
+    return new Promise((resolve, reject) => {
+      const finish = (): void => {
+        clearTimeout(timer);
+        removeListener();
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const onAbort = (): void => {
+        finish();
+        reject(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
+      };
+      const removeListener = this.cache.addChangeListener(() => {
+        const outcome = check();
+        if (outcome === undefined) return;
+        finish();
+        resolve(outcome);
+      });
+      const timer = setTimeout(() => {
+        finish();
+        resolve({ fresh: false, reason: 'timeout' });
+      }, this.waitMs);
+      timer.unref();
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+}
+
+/** The agreement rule of the module comment. */
+export function agrees(cache: Pick<FencedCache, 'get' | 'lastSyncResourceVersion'>, scope: ProbeScope, probe: ProbeResult): boolean {
+  if (revision(cache.lastSyncResourceVersion()) >= probe.resourceVersion) return true;
+  for (const [key, probed] of probe.items) {
+    const slash = key.indexOf('/');
+    const cached = cache.get(key.slice(0, slash), key.slice(slash + 1));
+    if (cached === undefined || revision(cached.metadata.resourceVersion) < probed) return false;
+  }
+  for (const cached of scope.cached()) {
+    const key = objectKey(cached.metadata.namespace, cached.metadata.name);
+    if (!probe.items.has(key) && revision(cached.metadata.resourceVersion) <= probe.resourceVersion) return false;
+  }
+  return true;
+}
+
+function maxRevision(probed: bigint, cached: string): string {
+  const cachedRevision = revision(cached);
+  return (cachedRevision > probed ? cachedRevision : probed).toString();
+}
+
+interface Deferred<R> {
+  readonly promise: Promise<R>;
+  readonly resolve: (value: R) => void;
+  readonly reject: (reason: unknown) => void;
+}
+
+interface Slot<R> {
+  /** Requests that arrived while a probe was in flight: served by the next one. */
+  queued: Deferred<R> | undefined;
+}
+
+function deferred<R>(): Deferred<R> {
+  let resolve: (value: R) => void = () => undefined;
+  let reject: (reason: unknown) => void = () => undefined;
+  const promise = new Promise<R>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+/**
+ * At most one call in flight per key; callers arriving meanwhile share the
+ * next call, started when the current one ends, never the current one.
+ */
+export class ProbeCoalescer<R> {
+  private readonly slots = new Map<string, Slot<R>>();
+  started = 0;
+
+  run(key: string, call: () => Promise<R>): Promise<R> {
+    const slot = this.slots.get(key);
+    if (slot === undefined) {
+      const fresh: Slot<R> = { queued: undefined };
+      this.slots.set(key, fresh);
+      return this.launch(key, fresh, call);
+    }
+    slot.queued ??= deferred<R>();
+    return slot.queued.promise;
+  }
+
+  private launch(key: string, slot: Slot<R>, call: () => Promise<R>): Promise<R> {
+    this.started++;
+    const running = call();
+    const next = (): void => {
+      const waiting = slot.queued;
+      slot.queued = undefined;
+      if (waiting === undefined) {
+        this.slots.delete(key);
+        return;
+      }
+      this.launch(key, slot, call).then(waiting.resolve, waiting.reject);
+    };
+    running.then(next, next);
+    return running;
+  }
+}

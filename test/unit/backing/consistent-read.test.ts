@@ -1,0 +1,212 @@
+import { describe, expect, it } from 'vitest';
+import { agrees, ConsistentReadFence, ProbeCoalescer, type FencedCache, type ProbeScope } from '../../../src/backing/consistent-read.js';
+import type { KubeObject } from '../../../src/backing/informer.js';
+import type { Representation } from '../../../src/backing/kube-client.js';
+
+function object(name: string, resourceVersion: string): KubeObject {
+  return { metadata: { namespace: 'ns', name, resourceVersion } };
+}
+
+/** A cache the test moves by hand. */
+class FakeCache implements FencedCache {
+  readonly resource = { path: '/apis/example.io/v1/things' };
+  readonly objects = new Map<string, KubeObject>();
+  resourceVersion = '0';
+  healthy = true;
+  private readonly listeners = new Set<() => void>();
+
+  isHealthy(): boolean {
+    return this.healthy;
+  }
+
+  lastSyncResourceVersion(): string {
+    return this.resourceVersion;
+  }
+
+  get(_namespace: string | undefined, name: string): KubeObject | undefined {
+    return this.objects.get(name);
+  }
+
+  addChangeListener(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** An event: the object (or its deletion) at resourceVersion. */
+  apply(name: string, resourceVersion: string, deleted = false): void {
+    if (deleted) this.objects.delete(name);
+    else this.objects.set(name, object(name, resourceVersion));
+    this.resourceVersion = resourceVersion;
+    for (const listener of [...this.listeners]) listener();
+  }
+
+  listenerCount(): number {
+    return this.listeners.size;
+  }
+}
+
+const everything = (cache: FakeCache): ProbeScope => ({ key: 'all', cached: () => cache.objects.values() });
+
+/** A kube client whose metadata LISTs are answered by the test, one by one. */
+class ProbeClient {
+  readonly requests: { path: string; query: unknown; representation: Representation; answer: (items: KubeObject[], rv: string) => void }[] = [];
+
+  list<T>(path: string, query: unknown, representation: Representation): Promise<T> {
+    return new Promise((resolve) => {
+      this.requests.push({ path, query, representation, answer: (items, rv) => { resolve({ metadata: { resourceVersion: rv }, items } as T); } });
+    });
+  }
+}
+
+const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));
+
+describe('agreement rule', () => {
+  const probe = (items: [string, bigint][], rv: bigint) => ({ resourceVersion: rv, items: new Map(items.map(([k, v]) => [`ns/${k}`, v])) });
+
+  it('agrees when the cache holds exactly the probed versions, though it is behind the cluster revision', () => {
+    const cache = new FakeCache();
+    cache.apply('a', '5');
+    cache.apply('b', '6');
+    expect(agrees(cache, everything(cache), probe([['a', 5n], ['b', 6n]], 100n))).toBe(true);
+  });
+
+  it('disagrees while a probed object is missing or older in the cache', () => {
+    const cache = new FakeCache();
+    cache.apply('a', '5');
+    expect(agrees(cache, everything(cache), probe([['a', 7n]], 100n))).toBe(false);
+    expect(agrees(cache, everything(cache), probe([['a', 5n], ['b', 6n]], 100n))).toBe(false);
+  });
+
+  it('disagrees while the cache holds an object the probe did not see, unless it is newer than the probe', () => {
+    const cache = new FakeCache();
+    cache.apply('a', '5');
+    cache.apply('b', '6');
+    expect(agrees(cache, everything(cache), probe([['a', 5n]], 100n))).toBe(false);
+    const newer = { key: 'all', cached: () => [object('a', '5'), object('c', '101')] };
+    expect(agrees(cache, newer, probe([['a', 5n]], 100n))).toBe(true);
+  });
+
+  it('agrees whenever the cache has reached the probe revision', () => {
+    const cache = new FakeCache();
+    cache.apply('a', '100');
+    expect(agrees(cache, everything(cache), probe([['b', 50n]], 100n))).toBe(true);
+  });
+});
+
+describe('ConsistentReadFence', () => {
+  it('probes metadata only, with the scope selectors, and answers max(probe, cache) resourceVersion once agreed', async () => {
+    const cache = new FakeCache();
+    cache.apply('a', '5');
+    const client = new ProbeClient();
+    const fence = new ConsistentReadFence(client, cache);
+    const read = fence.fence({ key: 'one', fieldSelector: 'metadata.name=a', cached: () => [...cache.objects.values()].filter((o) => o.metadata.name === 'a') });
+    await settle();
+    expect(client.requests.map((r) => [r.path, r.query, r.representation])).toEqual([
+      ['/apis/example.io/v1/things', { labelSelector: undefined, fieldSelector: 'metadata.name=a' }, 'metadata'],
+    ]);
+    client.requests[0]?.answer([object('a', '5')], '100');
+    expect(await read).toEqual({ fresh: true, resourceVersion: '100' });
+  });
+
+  it('waits for the event of a write the probe saw, then answers at the newer resourceVersion', async () => {
+    const cache = new FakeCache();
+    cache.apply('a', '5');
+    const client = new ProbeClient();
+    const fence = new ConsistentReadFence(client, cache);
+    let outcome: unknown;
+    void fence.fence(everything(cache)).then((o) => (outcome = o));
+    await settle();
+    client.requests[0]?.answer([object('a', '90')], '100');
+    await settle();
+    expect(outcome).toBeUndefined();
+    cache.apply('other', '95');
+    expect(outcome).toBeUndefined();
+    cache.apply('a', '90');
+    await settle();
+    // The cache holds 'other' (95, older than the probe and not in it): still not agreed.
+    expect(outcome).toBeUndefined();
+    cache.apply('other', '120', true);
+    await settle();
+    expect(outcome).toEqual({ fresh: true, resourceVersion: '120' });
+    expect(cache.listenerCount()).toBe(0);
+  });
+
+  it('gives up after waitMs and when the cache turns unhealthy, so the caller reads from kube-apiserver', async () => {
+    const cache = new FakeCache();
+    const client = new ProbeClient();
+    const fence = new ConsistentReadFence(client, cache, { waitMs: 20 });
+    const timedOut = fence.fence(everything(cache));
+    await settle();
+    client.requests[0]?.answer([object('a', '9')], '10');
+    expect(await timedOut).toEqual({ fresh: false, reason: 'timeout' });
+
+    const broken = new ConsistentReadFence(client, cache, { waitMs: 60_000 }).fence(everything(cache));
+    await settle();
+    client.requests[1]?.answer([object('a', '9')], '10');
+    await settle();
+    cache.healthy = false;
+    cache.apply('b', '9');
+    expect(await broken).toEqual({ fresh: false, reason: 'unhealthy' });
+    expect(await fence.fence(everything(cache))).toEqual({ fresh: false, reason: 'unhealthy' });
+    expect(client.requests).toHaveLength(2);
+    expect(cache.listenerCount()).toBe(0);
+  });
+
+  it('shares probes per scope, never with a probe that started before the request arrived', async () => {
+    const cache = new FakeCache();
+    const client = new ProbeClient();
+    const fence = new ConsistentReadFence(client, cache);
+    const outcomes: string[] = [];
+    const read = (label: string, scope: ProbeScope): void => {
+      void fence.fence(scope).then((o) => outcomes.push(`${label} ${o.fresh ? o.resourceVersion : o.reason}`));
+    };
+    const scopeA = everything(cache);
+    const scopeB: ProbeScope = { key: 'b', labelSelector: 'x=y', cached: () => [] };
+    read('r1', scopeA);
+    await settle();
+    read('r2', scopeA);
+    read('r3', scopeA);
+    read('other scope', scopeB);
+    await settle();
+    // One probe for r1 and one for the other scope; r2 and r3 wait for the next probe of their scope.
+    expect(client.requests.map((r) => r.query)).toEqual([{ labelSelector: undefined, fieldSelector: undefined }, { labelSelector: 'x=y', fieldSelector: undefined }]);
+    client.requests[0]?.answer([], '10');
+    await settle();
+    expect(outcomes).toEqual(['r1 10']);
+    expect(client.requests).toHaveLength(3);
+    read('r4', scopeA);
+    await settle();
+    client.requests[2]?.answer([], '11');
+    await settle();
+    expect(outcomes).toEqual(['r1 10', 'r2 11', 'r3 11']);
+    // r4 arrived while the second probe was in flight: it gets a third.
+    expect(client.requests).toHaveLength(4);
+    client.requests[3]?.answer([], '12');
+    client.requests[1]?.answer([], '13');
+    await settle();
+    expect(outcomes.slice(3).sort()).toEqual(['other scope 13', 'r4 12']);
+    expect(fence.probesSent()).toBe(4);
+  });
+});
+
+describe('ProbeCoalescer', () => {
+  it('passes a failed call to exactly the requests it served, and starts the queued one', async () => {
+    const coalescer = new ProbeCoalescer<number>();
+    const calls: ((value: number | Error) => void)[] = [];
+    const call = (): Promise<number> =>
+      new Promise((resolve, reject) => {
+        calls.push((v) => {
+          if (v instanceof Error) reject(v);
+          else resolve(v);
+        });
+      });
+    const first = coalescer.run('k', call);
+    const second = coalescer.run('k', call);
+    calls[0]?.(new Error('boom'));
+    await expect(first).rejects.toThrow('boom');
+    await settle();
+    calls[1]?.(2);
+    expect(await second).toBe(2);
+    expect(coalescer.started).toBe(2);
+  });
+});

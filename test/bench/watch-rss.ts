@@ -41,7 +41,7 @@ async function parent(): Promise<void> {
   const writes = Number(process.argv[3] ?? 10);
   const root = path.resolve(process.argv[4] ?? '.');
   const pki = await createPki(root);
-  const child = fork(self, ['--serve', root], { execArgv: ['--import', 'tsx'], env: { ...process.env, WATCH_RSS_PKI: JSON.stringify(pki) } });
+  const child = fork(self, ['--serve', root], { execArgv: ['--import', 'tsx', '--expose-gc'], env: { ...process.env, WATCH_RSS_PKI: JSON.stringify(pki) } });
   const messages = inbox(child);
   const { port } = (await messages.next('listening')) as { port: number };
   await settle();

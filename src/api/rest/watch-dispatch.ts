@@ -10,6 +10,7 @@
  */
 import type { ApiError } from '../status.js';
 import { convert, type WatchEventOut } from './watch-events.js';
+import type { Waiter } from './watch-freshness.js';
 import type { HistoryEvent } from './watch-history.js';
 import type { WatchRequest, WatchSink } from './watch-types.js';
 
@@ -17,11 +18,6 @@ import type { WatchRequest, WatchSink } from './watch-types.js';
 const preDeadlineBookmarkMs = 2_000;
 
 type Timer = ReturnType<typeof setTimeout>;
-
-export interface Waiter {
-  readonly rv: bigint;
-  readonly wake: () => void;
-}
 
 export type TerminationReason = 'expired' | 'slowConsumer' | 'tooLargeResourceVersion' | 'sinkError';
 

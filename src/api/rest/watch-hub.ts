@@ -33,7 +33,8 @@
  */
 import type { ApiError, GroupResource } from '../status.js';
 import type { ApiObject, ObjectEvent } from './types.js';
-import { Watcher, Watchers, type TerminationReason, type Waiter } from './watch-dispatch.js';
+import { Watcher, Watchers, type TerminationReason } from './watch-dispatch.js';
+import { FreshnessWaiters, type Waiter } from './watch-freshness.js';
 import {
   addedEvent,
   feedRevision,
@@ -91,7 +92,7 @@ export class WatchHub {
   private synced = false;
   private stopped = false;
   private readonly createdAt = Date.now();
-  private readonly waiters = new Set<Waiter>();
+  private readonly waiters: FreshnessWaiters;
   private eventsPublished = 0;
 
   constructor(options: WatchHubOptions) {
@@ -102,6 +103,11 @@ export class WatchHub {
     this.stored = options.derivedState === undefined ? new StoredState() : undefined;
     this.state = options.derivedState ?? (this.stored as StoredState);
     this.history = new WatchHistory(historySize, options.derivedState !== undefined);
+    this.waiters = new FreshnessWaiters(
+      this.freshnessTimeoutMs,
+      () => this.current,
+      () => this.stopped,
+    );
     this.watchers = new Watchers({
       bufferSize: this.bufferSize,
       bookmarkIntervalMs: positiveInteger('bookmarkIntervalMs', options.bookmarkIntervalMs ?? defaultBookmarkIntervalMs),
@@ -228,37 +234,7 @@ export class WatchHub {
     } catch (error) {
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
-    if (rv <= this.current) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
-      if (signal?.aborted === true) {
-        reject(abortReason(signal));
-        return;
-      }
-      const finish = (): void => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        this.waiters.delete(waiter);
-      };
-      const onAbort = (): void => {
-        finish();
-        reject(abortReason(signal));
-      };
-      const waiter: Waiter = {
-        rv,
-        wake: () => {
-          finish();
-          if (this.stopped) reject(stoppedError());
-          else resolve();
-        },
-      };
-      const timer = setTimeout(() => {
-        finish();
-        reject(tooLarge(rv, this.current));
-      }, this.freshnessTimeoutMs);
-      timer.unref();
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.waiters.add(waiter);
-    });
+    return this.waiters.wait(rv, signal);
   }
 
   stats(): WatchHubStats {
@@ -345,7 +321,7 @@ export class WatchHub {
     if (this.stopped) return;
     this.stopped = true;
     for (const watcher of this.watchers.all()) this.watchers.close(watcher);
-    for (const waiter of [...this.waiters]) waiter.wake();
+    this.waiters.wakeAll();
   }
 
   // ---- starting watchers -------------------------------------------------
@@ -445,13 +421,7 @@ export class WatchHub {
   }
 
   private wakeWaiters(): void {
-    if (this.waiters.size === 0) return;
-    for (const waiter of [...this.waiters]) {
-      if (waiter.rv <= this.current) {
-        this.waiters.delete(waiter);
-        waiter.wake();
-      }
-    }
+    this.waiters.wakeReached();
   }
 
   /** cacher.Watch with ResilientWatchCacheInitialization: 429 while not ready. */
@@ -478,9 +448,4 @@ function maxOf(a: bigint, b: bigint): bigint {
 function positiveInteger(name: string, value: number): number {
   if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`WatchHub: ${name} must be a positive integer`);
   return value;
-}
-
-function abortReason(signal: AbortSignal | undefined): Error {
-  const reason: unknown = signal?.reason;
-  return reason instanceof Error ? reason : new Error('aborted');
 }

@@ -223,6 +223,8 @@ export class HardwareDataFeed {
   }
 
   private prod(input: Input): void {
+    // An input not listed yet has nothing to prove (and the records' cache may not exist before its CRD).
+    if (!this.synced.has(input)) return;
     this.fenceOf(input).then(
       (rv) => {
         if (rv !== undefined) this.merge.advance(input, rv);

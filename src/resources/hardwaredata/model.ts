@@ -153,35 +153,39 @@ export class HardwareDataModel implements HubStateSource {
   }
 
   list(namespace?: string): ApiObject[] {
-    return namespace === undefined ? [...this.listFrom(undefined)] : this.namespaceObjects(namespace);
+    return namespace === undefined ? [...this.listFrom(undefined)] : [...this.namespaceObjects(namespace, undefined)];
   }
 
-  /** Every object in kube's list order (by `<namespace>/<name>`), starting after `after`: a cluster-wide list computed page by page. */
+  /**
+   * Every object in kube's list order (by `<namespace>/<name>`), starting
+   * after `after`, computed one at a time: a page costs what it returns
+   * (plus sorting the candidate names of the namespaces it touches).
+   */
   *listFrom(after: ObjectPosition | undefined): Generator<ApiObject> {
     for (const namespace of this.visibility.sortedNamespaces()) {
       if (after !== undefined && `${namespace}/` < `${after.namespace}/`) continue;
-      for (const object of this.namespaceObjects(namespace)) {
-        if (after !== undefined && namespace === after.namespace && (object.metadata.name ?? '') <= after.name) continue;
-        yield object;
-      }
+      yield* this.namespaceObjects(namespace, after?.namespace === namespace ? after.name : undefined);
     }
   }
 
   count(): number {
     let total = 0;
-    for (const namespace of this.visibility.sortedNamespaces()) total += this.namespaceObjects(namespace).length;
+    for (const namespace of this.visibility.sortedNamespaces()) for (const _ of this.namespaceObjects(namespace, undefined)) total++;
     return total;
   }
 
-  private namespaceObjects(namespace: string): ApiObject[] {
+  /** The namespace's objects by name, after `afterName`, computed as they are asked for. */
+  private *namespaceObjects(namespace: string, afterName: string | undefined): Generator<ApiObject> {
     const context = this.context(namespace);
-    if (context.object === undefined) return [];
-    const objects: ApiObject[] = [];
-    for (const host of this.candidates(context)) {
+    if (context.object === undefined) return;
+    const named = this.candidates(context)
+      .map((host) => [objectName(host), host] as const)
+      .filter(([name]) => afterName === undefined || name > afterName)
+      .sort(([a], [b]) => compareNames(a, b));
+    for (const [, host] of named) {
       const object = this.object(host, context);
-      if (object !== undefined) objects.push(object);
+      if (object !== undefined) yield object;
     }
-    return objects.sort((a, b) => compareNames(a.metadata.name ?? '', b.metadata.name ?? ''));
   }
 }
 

@@ -30,6 +30,8 @@ import type { GroupResource } from './api/status.js';
 import { ensureCustomResourceDefinition } from './backing/crd.js';
 import { RecordStore } from './backing/record-store.js';
 import { SharedInformerFactory } from './backing/shared-informers.js';
+import { ContinueTokens } from './backing/continue-token.js';
+import { loadContinueTokenKey } from './backing/token-key.js';
 import { hostClaimResource } from './resources/hostclaim/descriptor.js';
 import { hostClaimRecord, hostClaimRecordCRD, hostClaimStorageMapping } from './resources/hostclaim/storage.js';
 import { hostClaimStrategy } from './resources/hostclaim/strategy.js';
@@ -71,7 +73,9 @@ async function main(): Promise<void> {
   const schemaSource = loadSchemaSource();
   // One cache per backing resource for the whole process: the REST layer, HardwareData and the binder share them.
   const informers = sharedInformers(client, logger);
-  const hostClaims = hostClaimStore(client, informers, config, logger);
+  const tokenKey = continueTokenKey(client, config, logger);
+  health.addReadiness({ name: 'continue-token-key', check: () => (tokenKey.loaded() ? undefined : 'not loaded') });
+  const hostClaims = hostClaimStore(client, informers, new ContinueTokens(tokenKey.key), config, logger);
   health.addReadiness({ name: 'hostclaim-storage', check: () => (hostClaims.hasSynced() ? undefined : 'not synced') });
   void startStorage(client, schemaSource, hostClaims, logger);
   // Not a readiness condition: without baremetal-operator's CRDs HardwareData is empty, HostClaims still work.
@@ -147,9 +151,27 @@ function sharedInformers(client: KubeClient, logger: Logger): SharedInformerFact
   });
 }
 
-function hostClaimStore(client: KubeClient, informers: SharedInformerFactory, config: ServerConfig, logger: Logger): RecordStore {
+function hostClaimStore(client: KubeClient, informers: SharedInformerFactory, tokens: ContinueTokens, config: ServerConfig, logger: Logger): RecordStore {
   const gr = { group: tenancyV1alpha1.group, resource: hostClaimResource.plural };
-  return new RecordStore(client, informers, hostClaimStorageMapping(config.storageNamespace), hostClaimRecord.plural, gr, watchHub(gr, logger));
+  return new RecordStore(client, informers, hostClaimStorageMapping(config.storageNamespace), hostClaimRecord.plural, gr, watchHub(gr, logger), tokens);
+}
+
+/** The continue-token key every replica shares, loaded (or created) in the background, retrying until it is. */
+function continueTokenKey(client: KubeClient, config: ServerConfig, logger: Logger): { readonly key: Promise<Uint8Array>; loaded(): boolean } {
+  let loaded = false;
+  const key = (async () => {
+    for (let delayMs = 1000; ; delayMs = Math.min(delayMs * 2, 30_000)) {
+      try {
+        const value = await loadContinueTokenKey(client, config.storageNamespace);
+        loaded = true;
+        return value;
+      } catch (error) {
+        logger.error({ err: error }, 'cannot load the continue-token key; retrying');
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+      }
+    }
+  })();
+  return { key, loaded: () => loaded };
 }
 
 /**

@@ -6,13 +6,19 @@
  * where the key is the last record's name (`<namespace>.<name>` or a
  * digest): handed to a tenant it would reveal the backing naming. The token
  * we issue names the last object by its virtual namespace and name instead,
- * and records what the list was about (namespace, label selector, name):
- * a token is only accepted for the same list, so it cannot be replayed
- * against another namespace's records. It is opaque to clients but not yet
- * signed: anyone may craft one, which is harmless because the list is still
- * scoped by the namespace label (tamper-evidence is issue #12's).
+ * and records what the list was about (namespace, label selector, name).
+ * It is sealed as a JWE (`dir`, A256GCM; jose) with a key every replica
+ * shares (token-key.ts), so it is
+ * - opaque: a client cannot read it;
+ * - tamper-evident: a token not issued by one of the replicas, or changed,
+ *   is kube's 400 `invalid continue token`;
+ * - bound to its list: a token is only accepted for the same namespace,
+ *   label selector and name, so it cannot be replayed against another
+ *   namespace's records (and every record query carries the namespace
+ *   label anyway).
  */
 import { createHash } from 'node:crypto';
+import { CompactEncrypt, compactDecrypt } from 'jose';
 import { badRequest, internalError } from '../api/status.js';
 import type { ApiObject } from '../api/rest/types.js';
 import { pathSegmentNameErrors } from '../api/request-info.js';
@@ -44,8 +50,31 @@ interface KubeToken {
   readonly start: string;
 }
 
-/** Our token for kube-apiserver's, given the last record of the page. */
-export function wrapContinue(kubeToken: string, lastRecord: ApiObject | undefined, list: ListIdentity): string {
+/** Seals and opens the tokens with the replicas' shared key. */
+export class ContinueTokens {
+  /** `key`: 32 bytes, resolved once the shared key is loaded (lists with a continue token wait for it). */
+  constructor(private readonly key: Promise<Uint8Array>) {}
+
+  /** Our token for kube-apiserver's, given the last record of the page. */
+  async wrap(kubeToken: string, lastRecord: ApiObject | undefined, list: ListIdentity): Promise<string> {
+    const token = virtualToken(kubeToken, lastRecord, list);
+    return new CompactEncrypt(new TextEncoder().encode(JSON.stringify(token))).setProtectedHeader({ alg: 'dir', enc: 'A256GCM' }).encrypt(await this.key);
+  }
+
+  /** kube-apiserver's token for ours; a token that is not ours, was changed, or is not for this list, is kube's 400. */
+  async unwrap(token: string, list: ListIdentity): Promise<string> {
+    const key = await this.key;
+    let plaintext: Uint8Array;
+    try {
+      plaintext = (await compactDecrypt(token, key, { keyManagementAlgorithms: ['dir'], contentEncryptionAlgorithms: ['A256GCM'] })).plaintext;
+    } catch {
+      throw invalidToken('continue key is not valid');
+    }
+    return kubeTokenFor(parseJson(new TextDecoder().decode(plaintext)), list);
+  }
+}
+
+function virtualToken(kubeToken: string, lastRecord: ApiObject | undefined, list: ListIdentity): VirtualToken {
   const decoded = decodeJson(kubeToken) as Partial<KubeToken> | undefined;
   const recordName = lastRecord?.metadata.name;
   const namespace = lastRecord?.metadata.labels?.[bookkeeping.namespaceLabel];
@@ -61,14 +90,13 @@ export function wrapContinue(kubeToken: string, lastRecord: ApiObject | undefine
     // kube changed its token format, or the page ended on a record that is not a claim's.
     throw internalError('unexpected continue token from storage');
   }
-  const token: VirtualToken = { v: tokenVersion, rv: decoded.rv, list: listDigest(list), after: { namespace, name } };
-  return Buffer.from(JSON.stringify(token)).toString('base64url');
+  return { v: tokenVersion, rv: decoded.rv, list: listDigest(list), after: { namespace, name } };
 }
 
-/** kube-apiserver's token for ours; a token that is not ours, or not for this list, is kube's 400. */
-export function unwrapContinue(token: string, list: ListIdentity): string {
-  const decoded = decodeJson(token) as Partial<VirtualToken> | undefined;
-  if (decoded === undefined) throw invalidToken('continue key is not valid');
+/** The checks kube makes on its own tokens, and ours: the version, the resourceVersion, a start key path.Clean cannot move. */
+function kubeTokenFor(opened: unknown, list: ListIdentity): string {
+  if (typeof opened !== 'object' || opened === null) throw invalidToken('continue key is not valid');
+  const decoded = opened as Partial<VirtualToken>;
   if (decoded.v !== tokenVersion) throw invalidToken('continue key is not valid: server does not recognize this encoded version');
   if (typeof decoded.rv !== 'number' || !Number.isSafeInteger(decoded.rv) || decoded.rv <= 0) {
     throw invalidToken(`continue key is not valid: incorrect encoded start resourceVersion (version ${tokenVersion})`);
@@ -102,8 +130,12 @@ function listDigest(list: ListIdentity): string {
 
 function decodeJson(token: string): unknown {
   if (!/^[A-Za-z0-9_-]*={0,2}$/.test(token)) return undefined;
+  return parseJson(Buffer.from(token, 'base64url').toString('utf8'));
+}
+
+function parseJson(text: string): unknown {
   try {
-    return JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as unknown;
+    return JSON.parse(text) as unknown;
   } catch {
     return undefined;
   }

@@ -2,12 +2,15 @@
  * Storage of one virtual resource in backing records, and the only place
  * that reads or writes them for API requests.
  *
- * Consistency: kube-apiserver's records are the truth. Reads with
- * resourceVersion unset (or Exact/NotOlderThan, or a continue token) go to
- * kube-apiserver, which answers consistently whichever replica took the
- * last write; resourceVersion=0 is served from the in-memory cache (the
- * hub), fed by the process's shared records informer, which also feeds
- * every tenant watch. Lists
+ * Consistency: kube-apiserver's records are the truth. GET, and LIST
+ * without limit or continue, with resourceVersion unset or NotOlderThan, are
+ * answered from memory once a fence has shown the records cache is fresh
+ * for the read's scope (cached-reads.ts, consistent-read.ts), so they
+ * never miss a write acknowledged before they started, on any replica;
+ * resourceVersion=0 is served from memory at once. Exact, paginated reads
+ * and reads the cache cannot answer in time go to kube-apiserver. The
+ * memory is the hub, fed from the process's shared records informer, which
+ * also feeds every tenant watch. Lists
  * push the request's label selector down to kube-apiserver; which claims
  * are selected is decided by the REST layer's SelectionPredicate on every
  * path (api/rest/selection.ts). Writes go
@@ -20,7 +23,8 @@ import { checkPathSegmentName } from '../api/request-info.js';
 import { ApiError, badRequest, conflict, deleteUidMismatch, internalError, notFound, type GroupResource } from '../api/status.js';
 import { compareStorageKeys, type ApiObject, type ObjectList } from '../api/rest/types.js';
 import { escapeFieldValue } from '../api/selectors.js';
-import { unwrapContinue, wrapContinue, type ListIdentity } from './continue-token.js';
+import type { ContinueTokens, ListIdentity } from './continue-token.js';
+import { CachedReads } from './cached-reads.js';
 import type { BackingResource, SharedInformer, SharedInformerFactory } from './shared-informers.js';
 import { applyRefusal, renamer, translateBackingError, type VirtualTarget } from './errors.js';
 import { KubeApiError, type KubeClient, type KubeStatus } from './kube-client.js';
@@ -31,6 +35,8 @@ import type { DeleteOptions, Deleted, ListQuery, WritableStore, WriteQuery, Writ
 
 export class RecordStore implements WritableStore {
   private records: SharedInformer<ApiObject> | undefined;
+  /** Reads answered from memory once the records cache is known to be fresh; set by start(). */
+  private cachedReads: CachedReads | undefined;
   private removeHandler: (() => void) | undefined;
   private readonly collectionPath: string;
 
@@ -41,6 +47,7 @@ export class RecordStore implements WritableStore {
     private readonly backingPlural: string,
     readonly gr: GroupResource,
     readonly hub: WatchHub,
+    private readonly continueTokens: ContinueTokens,
   ) {
     this.collectionPath = `/apis/${mapping.backing.group}/${mapping.backing.version}/namespaces/${mapping.storageNamespace}/${backingPlural}`;
   }
@@ -73,6 +80,7 @@ export class RecordStore implements WritableStore {
         hub.progress(resourceVersion);
       },
     });
+    this.cachedReads = new CachedReads(this.client, records, hub, mapping);
   }
 
   stop(): void {
@@ -96,6 +104,12 @@ export class RecordStore implements WritableStore {
       if (cached === undefined) throw translateBackingError(new KubeApiError(404, undefined), this.mapping, target);
       return cached;
     }
+    const cachedReads = this.cachedReads;
+    const fromMemory = cachedReads === undefined ? undefined : await this.backing(target, () => cachedReads.get(namespace, name, resourceVersion));
+    if (fromMemory !== undefined) {
+      if ('found' in fromMemory) return fromMemory.found;
+      throw translateBackingError(new KubeApiError(404, undefined), this.mapping, target);
+    }
     const record = await this.backing(target, () =>
       this.client.get<ApiObject>(this.recordPath(target), { resourceVersion }),
     );
@@ -107,15 +121,19 @@ export class RecordStore implements WritableStore {
       return this.listFromCache(namespace);
     }
     const target = this.target(namespace ?? '', '');
+    const cachedReads = this.cachedReads;
+    const fromMemory = cachedReads === undefined ? undefined : await this.backing(target, () => cachedReads.list(namespace, query));
+    if (fromMemory !== undefined) return fromMemory;
     const name = query.selection.matchesSingle();
     const labelSelector = query.selection.label.isEverything() ? undefined : query.selection.label.toString();
     const identity: ListIdentity = { namespace: namespace ?? '', labelSelector, name };
+    const kubeContinue = query.continue === undefined ? undefined : await this.continueTokens.unwrap(query.continue, identity);
     const list = await this.backing(target, () =>
       this.client.get<ObjectList>(this.collectionPath, {
         labelSelector: recordLabelSelector(namespace, query.selection),
         fieldSelector: name === undefined || namespace === undefined ? undefined : `metadata.name=${escapeFieldValue(backingName(namespace, name))}`,
         limit: query.limit,
-        continue: query.continue === undefined ? undefined : unwrapContinue(query.continue, identity),
+        continue: kubeContinue,
         resourceVersion: query.resourceVersion,
         resourceVersionMatch: query.resourceVersionMatch,
       }),
@@ -125,14 +143,13 @@ export class RecordStore implements WritableStore {
       .map((record) => this.mapping.toVirtual(record))
       .filter((o): o is ApiObject => o !== undefined)
       .sort(compareStorageKeys);
+    const next = list.metadata.continue;
     return {
       apiVersion: this.mapping.virtualApiVersion,
       kind: `${this.mapping.virtual.kind}List`,
       metadata: {
         ...list.metadata,
-        ...(list.metadata.continue === undefined || list.metadata.continue === ''
-          ? {}
-          : { continue: wrapContinue(list.metadata.continue, list.items.at(-1), identity) }),
+        ...(next === undefined || next === '' ? {} : { continue: await this.continueTokens.wrap(next, list.items.at(-1), identity) }),
       },
       items,
     };

@@ -55,6 +55,11 @@ export interface StopServerOptions {
   kill?: boolean;
 }
 
+export interface ReplicaOptions {
+  /** The kubeconfig the replica talks to kube-apiserver with (default the server's). */
+  readonly kubeconfigPath?: string;
+}
+
 export const TENANTS = ['tenant-a', 'tenant-b'] as const;
 export type Tenant = (typeof TENANTS)[number];
 
@@ -90,10 +95,11 @@ export interface DevEnvironment {
   /**
    * Starts one more server process (same identity and files, its own port,
    * not behind the aggregator): a replica that serves and competes for the
-   * binder's leader Lease. Stopped with the environment. `port` is where it
-   * serves (https://127.0.0.1:<port>, for direct requests).
+   * binder's leader Lease. Stopped with the environment.
    */
-  startReplica(): Promise<ManagedProcess & { readonly port: number }>;
+  startReplica(options?: ReplicaOptions): Promise<ManagedProcess>;
+  /** https://127.0.0.1:<port> of each replica startReplica() started, in order. */
+  readonly replicaUrls: readonly string[];
   stop(): Promise<void>;
 }
 
@@ -156,6 +162,7 @@ class LocalDevEnvironment implements DevEnvironment {
   #serverStarts = 0;
   #stopping: Promise<void> | undefined;
   readonly #replicas: ManagedProcess[] = [];
+  readonly #replicaUrls: string[] = [];
 
   constructor(
     readonly controlPlane: ControlPlane,
@@ -264,17 +271,22 @@ class LocalDevEnvironment implements DevEnvironment {
     return this.#stopping;
   }
 
-  async startReplica(): Promise<ManagedProcess & { readonly port: number }> {
+  get replicaUrls(): readonly string[] {
+    return this.#replicaUrls;
+  }
+
+  async startReplica(options: ReplicaOptions = {}): Promise<ManagedProcess> {
     const port = await freeLoopbackPort();
     const index = this.#replicas.length + 1;
     const replica = await startProcess({
       name: `hostclaim-apiserver-replica-${index}`,
       command: process.execPath,
-      args: this.#serverArgs(port),
+      args: this.#serverArgs(port, options.kubeconfigPath),
       logFile: path.join(this.logDir, `hostclaim-apiserver-replica-${index}.log`),
     });
     this.#replicas.push(replica);
     const url = `https://127.0.0.1:${port}`;
+    this.#replicaUrls.push(url);
     await pollUntil(
       `replica ${index} /readyz`,
       async () => {
@@ -283,7 +295,7 @@ class LocalDevEnvironment implements DevEnvironment {
       },
       { timeoutMs: SERVER_READY_TIMEOUT_MS, describeFailure: () => replica.logTail() },
     );
-    return Object.assign(replica, { port });
+    return replica;
   }
 
   async #stopAll(): Promise<void> {
@@ -336,14 +348,14 @@ class LocalDevEnvironment implements DevEnvironment {
     this.#log(`hostclaim-apiserver ready on ${this.serverUrl} (pid ${server.pid}, ${Date.now() - startedAt} ms)`);
   }
 
-  #serverArgs(port: number): string[] {
+  #serverArgs(port: number, kubeconfigPath = this.serverKubeconfigPath): string[] {
     return [
       this.#serverEntry,
       `--secure-port=${port}`,
       '--bind-address=127.0.0.1',
       `--tls-cert-file=${this.servingCertPath}`,
       `--tls-private-key-file=${this.servingKeyPath}`,
-      `--kubeconfig=${this.serverKubeconfigPath}`,
+      `--kubeconfig=${kubeconfigPath}`,
       `--controllers=${this.#controllers}`,
     ];
   }

@@ -55,8 +55,8 @@ beforeAll(async () => {
   await admin(['wait', '--for=condition=Established', '--timeout=60s', ...files.flatMap((f) => ['-f', f])]);
   for (const host of hosts) await createHost(host, { rack: 'r1' });
   await applyPolicy('for-tenant-a', { names: ['tenant-a'] });
-  const replica = await env.startReplica();
-  ports = { first: env.serverPort, second: replica.port };
+  await env.startReplica();
+  ports = { first: env.serverPort, second: Number(new URL(env.replicaUrls[0] ?? '').port) };
 }, 300_000);
 
 afterAll(async () => {

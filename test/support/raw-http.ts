@@ -70,9 +70,10 @@ export async function credentialsOf(kubeconfigPath: string): Promise<TlsCredenti
   };
 }
 
-export async function rawClients(env: DevEnvironment): Promise<RawClients> {
+/** `serverUrl`: the server `direct` talks to (default the environment's; a replica's from env.replicaUrls). */
+export async function rawClients(env: DevEnvironment, serverUrlText: string = env.serverUrl): Promise<RawClients> {
   const server = new URL(env.controlPlane.server);
-  const serverUrl = new URL(env.serverUrl);
+  const serverUrl = new URL(serverUrlText);
   const frontProxy = {
     cert: await readFile(path.join(env.controlPlane.pkiDir, 'front-proxy-client.crt'), 'utf8'),
     key: await readFile(path.join(env.controlPlane.pkiDir, 'front-proxy-client.key'), 'utf8'),

@@ -1,10 +1,11 @@
 /** Writes objects and lists in the representation the client negotiated (JSON, YAML, Table, PartialObjectMetadata). */
 import type { Request, Response } from 'express';
 import { requestContext } from '../../server/context.js';
-import { writeJson, writeYaml } from '../../server/respond.js';
+import { jsonContentType, writeJson, writeSerialized, writeYaml } from '../../server/respond.js';
 import type { ResourceStrategy } from './contracts.js';
 import { negotiateConversion, negotiateOutput, parseIncludeObject, toPartialObjectMetadata, toPartialObjectMetadataList, toTable } from './output.js';
 import type { ApiObject, ObjectList } from './types.js';
+import { listJson, objectJson } from './serialized.js';
 import { boundedWarnings, headerBytes } from './warnings.js';
 
 export type { TableColumn } from './output.js';
@@ -32,7 +33,7 @@ export function respondObject(req: Request, res: Response, code: number, object:
   const format = negotiateOutput(req.headers.accept, 'object');
   switch (format.kind) {
     case 'json':
-      writeJson(res, code, object);
+      writeSerialized(res, code, objectJson(object), jsonContentType);
       return;
     case 'yaml':
       writeYaml(res, code, object);
@@ -57,7 +58,7 @@ export function respondList(req: Request, res: Response, list: ObjectList, strat
   const format = negotiateOutput(req.headers.accept, 'list');
   switch (format.kind) {
     case 'json':
-      writeJson(res, 200, list);
+      writeSerialized(res, 200, listJson(list), jsonContentType);
       return;
     case 'yaml':
       writeYaml(res, 200, list);

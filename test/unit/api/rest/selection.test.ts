@@ -23,6 +23,7 @@ import { Authenticator } from '../../../../src/auth/authenticator.js';
 import { Authorizer } from '../../../../src/auth/authorizer.js';
 import { KubeApiError, type KubeClient } from '../../../../src/backing/kube-client.js';
 import { SharedInformerFactory } from '../../../../src/backing/shared-informers.js';
+import { ContinueTokens } from '../../../../src/backing/continue-token.js';
 import { RecordStore } from '../../../../src/backing/record-store.js';
 import { metal3Paths, type BareMetalHost, type HostDeployPolicy, type Namespace } from '../../../../src/metal3/types.js';
 import { createLogger } from '../../../../src/observability/logger.js';
@@ -121,7 +122,7 @@ const claimGr = { group: 'tenancy.metal3.io', resource: 'hostclaims' };
 const hardwareGr = { group: 'tenancy.metal3.io', resource: 'hardwaredata' };
 // Never started: no shared cache, so every read with resourceVersion unset goes to the fake kube-apiserver.
 const unstartedInformers = new SharedInformerFactory(client, { onError: () => undefined, onNotServed: () => undefined });
-const claims = new RecordStore(client, unstartedInformers, mapping, hostClaimRecord.plural, claimGr, new WatchHub({ resource: claimGr }));
+const claims = new RecordStore(client, unstartedInformers, mapping, hostClaimRecord.plural, claimGr, new WatchHub({ resource: claimGr }), new ContinueTokens(Promise.resolve(new Uint8Array(32))));
 const model = new HardwareDataModel(loadSchemaSource().resolvedObjectSchema('HardwareDataSpec'));
 const hardwareHub = new WatchHub({ resource: hardwareGr, derivedState: model });
 const hardware = new HardwareDataStore({ hub: hardwareHub, model, consistent: () => Promise.resolve() }, hardwareGr);

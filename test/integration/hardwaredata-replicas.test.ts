@@ -160,8 +160,16 @@ function summary(objects: Iterable<HardwareData>): string[] {
 
 describe('a HardwareData watch cut on one replica and resumed on another', () => {
   it('ends in the state a fresh list shows, on both replicas, with the same resourceVersions', async () => {
+    // Each replica picks the metal3.io CRDs up within its informers' backoff (up to 30 s).
+    const names = hosts.map((h) => `infra.${h}`);
+    for (const port of [ports.second, ports.first]) {
+      await pollUntil(`replica on ${port} to list the hosts`, async () => (JSON.stringify((await list(port)).items.map((i) => i.metadata.name)) === JSON.stringify(names) ? true : undefined), {
+        timeoutMs: 60_000,
+        intervalMs: 500,
+      });
+    }
     const initial = await list(ports.first);
-    expect(initial.items.map((i) => i.metadata.name)).toEqual(hosts.map((h) => `infra.${h}`));
+    expect(initial.items.map((i) => i.metadata.name)).toEqual(names);
     const state = new Map(initial.items.map((item) => [item.metadata.name, item]));
     const first = new RawWatch(ports.first, initial.resourceVersion, state);
 

@@ -24,7 +24,7 @@ import { ApiError, notFound, type GroupResource } from '../../api/status.js';
 import type { ListQuery, ReadableStore } from '../../api/rest/store.js';
 import type { ApiObject, ObjectList } from '../../api/rest/types.js';
 import type { WatchHub } from '../../api/rest/watch-hub.js';
-import { decodeContinue, encodeContinue, type ListIdentity } from './continue-token.js';
+import type { HardwareDataTokens, ListIdentity } from './continue-token.js';
 import type { HardwareDataModel, ObjectPosition } from './model.js';
 import { hardwareDataApiVersion } from './projection.js';
 
@@ -40,6 +40,7 @@ export class HardwareDataStore implements ReadableStore {
   constructor(
     private readonly feed: HardwareDataSource,
     private readonly gr: GroupResource,
+    private readonly tokens: HardwareDataTokens,
   ) {}
 
   get hub(): WatchHub {
@@ -56,7 +57,7 @@ export class HardwareDataStore implements ReadableStore {
 
   async list(namespace: string | undefined, query: ListQuery): Promise<ObjectList> {
     const identity: ListIdentity = { namespace: namespace ?? '', labelSelector: query.selection.label.toString(), fieldSelector: query.selection.field.toString() };
-    const start = query.continue === undefined ? undefined : decodeContinue(query.continue, identity);
+    const start = query.continue === undefined ? undefined : await this.tokens.decode(query.continue, identity);
     if (start === undefined) await this.reachFor(query.resourceVersion, query.resourceVersionMatch);
     const resourceVersion = start?.resourceVersion.toString() ?? this.hub.currentResourceVersion();
     // resourceVersion=0 ignores limit (computeListLimit).
@@ -72,7 +73,7 @@ export class HardwareDataStore implements ReadableStore {
       items.push(object);
     }
     const last = items.at(-1);
-    const next = more && last !== undefined ? encodeContinue({ resourceVersion: BigInt(resourceVersion), after: positionOf(last) }, identity) : undefined;
+    const next = more && last !== undefined ? await this.tokens.encode({ resourceVersion: BigInt(resourceVersion), after: positionOf(last) }, identity) : undefined;
     return { apiVersion: hardwareDataApiVersion, kind: 'HardwareDataList', metadata: { resourceVersion, ...(next === undefined ? {} : { continue: next }) }, items };
   }
 

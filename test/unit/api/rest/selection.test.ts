@@ -31,6 +31,7 @@ import { ApiServerMetrics } from '../../../../src/observability/metrics.js';
 import { createCertificateAuthority, issueCertificate } from '../../../../src/pki/certificates.js';
 import { HardwareDataModel } from '../../../../src/resources/hardwaredata/model.js';
 import { HardwareDataStore } from '../../../../src/resources/hardwaredata/store.js';
+import { HardwareDataTokens } from '../../../../src/resources/hardwaredata/continue-token.js';
 import { hardwareDataStrategy } from '../../../../src/resources/hardwaredata/strategy.js';
 import { hostClaimRecord, hostClaimStorageMapping } from '../../../../src/resources/hostclaim/storage.js';
 import { hostClaimStrategy } from '../../../../src/resources/hostclaim/strategy.js';
@@ -125,7 +126,7 @@ const unstartedInformers = new SharedInformerFactory(client, { onError: () => un
 const claims = new RecordStore(client, unstartedInformers, mapping, hostClaimRecord.plural, claimGr, new WatchHub({ resource: claimGr }), new ContinueTokens(Promise.resolve(new Uint8Array(32))));
 const model = new HardwareDataModel(loadSchemaSource().resolvedObjectSchema('HardwareDataSpec'));
 const hardwareHub = new WatchHub({ resource: hardwareGr, derivedState: model });
-const hardware = new HardwareDataStore({ hub: hardwareHub, model, consistent: () => Promise.resolve() }, hardwareGr);
+const hardware = new HardwareDataStore({ hub: hardwareHub, model, consistent: () => Promise.resolve() }, hardwareGr, new HardwareDataTokens(Promise.resolve(new Uint8Array(32))));
 const authorizer = new Authorizer(() => Promise.resolve({ allowed: false, reason: '' }));
 const resources: RestResource[] = [
   { access: 'read-write', strategy: hostClaimStrategy(authorizer), store: claims },

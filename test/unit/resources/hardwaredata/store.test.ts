@@ -5,10 +5,12 @@ import { WatchHub } from '../../../../src/api/rest/watch-hub.js';
 import type { BareMetalHost, Namespace } from '../../../../src/metal3/types.js';
 import { HardwareDataModel } from '../../../../src/resources/hardwaredata/model.js';
 import { HardwareDataStore } from '../../../../src/resources/hardwaredata/store.js';
+import { HardwareDataTokens } from '../../../../src/resources/hardwaredata/continue-token.js';
 
 const gr = { group: 'tenancy.metal3.io', resource: 'hardwaredata' };
 
-function setup(): HardwareDataStore {
+/** A store over three namespaces and two hosts everyone sees; `keyByte` fills the token key (replicas share one). */
+function setup(keyByte = 0): HardwareDataStore {
   const model = new HardwareDataModel(loadSchemaSource().resolvedObjectSchema('HardwareDataSpec'));
   const namespaces: Namespace[] = ['tenant', 'tenant-a', 'tenant-b'].map((name) => ({ metadata: { name, resourceVersion: '5' } }));
   model.visibility.replaceNamespaces(namespaces);
@@ -17,7 +19,7 @@ function setup(): HardwareDataStore {
   model.replaceHosts(hosts);
   const hub = new WatchHub({ resource: gr, derivedState: model });
   hub.restart('40');
-  return new HardwareDataStore({ hub, model, consistent: () => Promise.resolve() }, gr);
+  return new HardwareDataStore({ hub, model, consistent: () => Promise.resolve() }, gr, new HardwareDataTokens(Promise.resolve(new Uint8Array(32).fill(keyByte))));
 }
 
 function query(text: string) {
@@ -56,6 +58,13 @@ describe('HardwareDataStore lists', () => {
     await expect(store.list('tenant-a', query(`limit=1&continue=${token}`))).rejects.toMatchObject({ code: 400, message: 'invalid continue token: continue key is not valid: it was issued for another list' });
     await expect(store.list('tenant', query(`limit=1&labelSelector=x&continue=${token}`))).rejects.toMatchObject({ code: 400 });
     await expect(store.list('tenant', query('limit=1&continue=bm90LWpzb24'))).rejects.toMatchObject({ code: 400, message: 'invalid continue token: continue key is not valid' });
+    // Sealed: opaque, and a changed token is refused.
+    expect(Buffer.from(token.split('.').join(''), 'base64url').toString('latin1')).not.toContain('tenant');
+    const changed = `${token.slice(0, -2)}${token.endsWith('A') ? 'B' : 'A'}${token.slice(-1)}`;
+    await expect(store.list('tenant', query(`limit=1&continue=${changed}`))).rejects.toMatchObject({ code: 400, message: 'invalid continue token: continue key is not valid' });
+    // Another replica continues it (same key); one with another key does not.
+    expect(keys((await setup().list('tenant', query(`limit=1&continue=${token}`))).items)).toEqual(['tenant/infra.h2']);
+    await expect(setup(1).list('tenant', query(`limit=1&continue=${token}`))).rejects.toMatchObject({ code: 400, message: 'invalid continue token: continue key is not valid' });
   });
 
   it('answer a get from the model and 404 for what the tenant does not see', async () => {

@@ -37,6 +37,8 @@ import { hostClaimRecord, hostClaimRecordCRD, hostClaimStorageMapping } from './
 import { hostClaimStrategy } from './resources/hostclaim/strategy.js';
 import { hardwareDataResource } from './resources/hardwaredata/descriptor.js';
 import { HardwareDataFeed } from './resources/hardwaredata/feed.js';
+import { HardwareDataModel } from './resources/hardwaredata/model.js';
+import { HardwareDataTokens } from './resources/hardwaredata/continue-token.js';
 import { HardwareDataStore } from './resources/hardwaredata/store.js';
 import { hardwareDataStrategy } from './resources/hardwaredata/strategy.js';
 import { LeaderElector } from './backing/leader-election.js';
@@ -78,7 +80,7 @@ async function main(): Promise<void> {
   health.addReadiness({ name: 'hostclaim-storage', check: () => (hostClaims.hasSynced() ? undefined : 'not synced') });
   void startStorage(client, schemaSource, hostClaims, logger);
   // Not a readiness condition: without baremetal-operator's CRDs HardwareData is empty, HostClaims still work.
-  const hardwareData = hardwareDataStore(client, informers, hostClaims, schemaSource, logger);
+  const hardwareData = hardwareDataStore(client, informers, hostClaims, new HardwareDataTokens(tokenKey.key), schemaSource, logger);
   hardwareData.feed.start();
 
   const binder = config.controllers.has('binder') ? startBinder(client, informers, config, logger) : undefined;
@@ -209,11 +211,19 @@ function watchHub(resource: GroupResource, logger: Logger): WatchHub {
 }
 
 /** HardwareData, projected from BareMetalHosts. */
-function hardwareDataStore(client: KubeClient, informers: SharedInformerFactory, hostClaims: RecordStore, source: SchemaSource, logger: Logger) {
+function hardwareDataStore(client: KubeClient, informers: SharedInformerFactory, hostClaims: RecordStore, tokens: HardwareDataTokens, source: SchemaSource, logger: Logger) {
   const gr = { group: tenancyV1alpha1.group, resource: hardwareDataResource.plural };
   const specSchema = source.resolvedObjectSchema('HardwareDataSpec');
-  const feed = new HardwareDataFeed(informers, watchHub(gr, logger), hostClaims.hub, specSchema);
-  return { feed, store: new HardwareDataStore(client, feed, hostClaims, specSchema, gr) };
+  const model = new HardwareDataModel(specSchema);
+  const hub = new WatchHub({
+    resource: gr,
+    derivedState: model,
+    onSinkError: (error) => {
+      logger.warn({ err: error }, 'watch stream failed');
+    },
+  });
+  const feed = new HardwareDataFeed(client, informers, hub, model, hostClaims);
+  return { feed, store: new HardwareDataStore(feed, gr, tokens) };
 }
 
 /** Installs the backing CRD (retrying until kube-apiserver lets us), then starts the shared watch. */

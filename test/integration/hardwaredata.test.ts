@@ -192,6 +192,15 @@ describe('visibility', () => {
   it('serves a cluster-wide list and field and label selectors', async () => {
     const all = JSON.parse(await admin(['get', '--raw', `${group}/hardwaredata`])) as { items: HardwareData[] };
     expect(all.items.map((i) => `${i.metadata.namespace}/${i.metadata.name}`)).toEqual(['tenant-a/infra.node-1', 'tenant-a/infra.node-2']);
+    // Pages of one, at the first page's resourceVersion, and the token is bound to its list.
+    const first = JSON.parse(await admin(['get', '--raw', `${group}/hardwaredata?limit=1`])) as { items: HardwareData[]; metadata: { continue?: string; resourceVersion: string } };
+    expect(first.items.map((i) => i.metadata.name)).toEqual(['infra.node-1']);
+    const token = encodeURIComponent(first.metadata.continue ?? '');
+    const second = JSON.parse(await admin(['get', '--raw', `${group}/hardwaredata?limit=1&continue=${token}`])) as { items: HardwareData[]; metadata: { continue?: string; resourceVersion: string } };
+    expect(second.items.map((i) => i.metadata.name)).toEqual(['infra.node-2']);
+    expect(second.metadata).toEqual({ resourceVersion: first.metadata.resourceVersion });
+    const replayed = await kubectl('tenant-a', ['get', '--raw', `${group}/namespaces/tenant-a/hardwaredata?limit=1&continue=${token}`]);
+    expect(replayed.stderr).toContain('invalid continue token: continue key is not valid: it was issued for another list');
     expect(await listNames('tenant-a', '?labelSelector=role%3Dworker')).toEqual(['infra.node-1']);
     expect(await listNames('tenant-a', '?fieldSelector=metadata.name%3Dinfra.node-2')).toEqual(['infra.node-2']);
     expect(await listNames('tenant-a', '?resourceVersion=0')).toEqual(['infra.node-1', 'infra.node-2']);

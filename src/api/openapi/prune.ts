@@ -35,9 +35,21 @@ function pruneObject(value: unknown, schema: K8sSchema): Record<string, unknown>
   return Object.fromEntries(entries);
 }
 
+/** Each schema's properties as a list, built once: pruning runs per object (every host version), the schema never changes. */
+const propertyLists = new WeakMap<Readonly<Record<string, K8sSchema>>, readonly (readonly [string, K8sSchema])[]>();
+
+function propertyList(properties: Readonly<Record<string, K8sSchema>>): readonly (readonly [string, K8sSchema])[] {
+  let list = propertyLists.get(properties);
+  if (list === undefined) {
+    list = Object.entries(properties);
+    propertyLists.set(properties, list);
+  }
+  return list;
+}
+
 function propertyEntries(source: Record<string, unknown>, properties: Readonly<Record<string, K8sSchema>>): [string, unknown][] {
   const entries: [string, unknown][] = [];
-  for (const [key, propertySchema] of Object.entries(properties)) {
+  for (const [key, propertySchema] of propertyList(properties)) {
     if (!Object.hasOwn(source, key)) continue;
     const pruned = pruneToSchema(source[key], propertySchema);
     if (pruned !== undefined) entries.push([key, pruned]);

@@ -6,6 +6,12 @@
  * consistently from kube-apiserver first. The request's SelectionPredicate
  * goes to the hub, which applies it to the initial state and every event
  * (cacheWatcher's filter), whatever the starting point.
+ *
+ * The hub shares each change's event among all its watchers, so a JSON or
+ * PartialObjectMetadata line is serialized once per (event, representation)
+ * and the same string written to every watcher (kube's cachingObject); a
+ * Table line depends on the watcher (headers once, ages) and is encoded per
+ * watcher.
  */
 import type { Request, Response } from 'express';
 import { requestContext } from '../../server/context.js';
@@ -66,7 +72,7 @@ export async function serveWatch(
       deadline,
     },
     {
-      send: (event) => res.write(`${JSON.stringify(encodeEvent(event, format, state, kind, apiVersion))}\n`),
+      send: (event) => res.write(eventLine(event, format, state, kind, apiVersion)),
       close: finish,
       onDrain: (listener) => res.on('drain', listener),
     },
@@ -79,6 +85,38 @@ export async function serveWatch(
 async function consistentSnapshot(resource: RestResource, scope: ListScope, params: ListParameters) {
   const list = await resource.store.list(scope.namespace, { selection: params.selection });
   return { resourceVersion: list.metadata.resourceVersion ?? '', objects: list.items };
+}
+
+/** Serialized lines of shared events, by representation; dropped with the event once no history or watcher holds it. */
+const serialized = new WeakMap<WatchEventOut, Map<string, string>>();
+
+function eventLine(event: WatchEventOut, format: OutputFormat, state: ReturnType<typeof newWatchOutputState>, kind: string, apiVersion: string): string {
+  const key = sharedEncodingKey(event, format);
+  if (key === undefined) return `${JSON.stringify(encodeEvent(event, format, state, kind, apiVersion))}\n`;
+  let lines = serialized.get(event);
+  if (lines === undefined) {
+    lines = new Map();
+    serialized.set(event, lines);
+  }
+  let line = lines.get(key);
+  if (line === undefined) {
+    line = `${JSON.stringify(encodeEvent(event, format, state, kind, apiVersion))}\n`;
+    lines.set(key, line);
+  }
+  return line;
+}
+
+/** Object events in representations that do not depend on the watcher; undefined otherwise. */
+function sharedEncodingKey(event: WatchEventOut, format: OutputFormat): string | undefined {
+  if (event.type === 'BOOKMARK' || event.type === 'ERROR') return undefined;
+  switch (format.kind) {
+    case 'json':
+      return 'json';
+    case 'partialObjectMetadata':
+      return `pom/${format.version}`;
+    case 'table':
+      return undefined;
+  }
 }
 
 function encodeEvent(event: WatchEventOut, format: OutputFormat, state: ReturnType<typeof newWatchOutputState>, kind: string, apiVersion: string): object {

@@ -1,76 +1,129 @@
 /**
- * The live HardwareData state: the shared caches of BareMetalHosts,
- * HostDeployPolicies and Namespaces, plus the HostClaim hub, recompute the
- * projections each event affects and publish the differences into the
- * HardwareData WatchHub, which serves watches (resume, bookmarks, WatchList,
- * Table) and resourceVersion=0 reads like any other resource's.
+ * The live HardwareData state: the process's shared caches of
+ * BareMetalHosts, HostDeployPolicies and Namespaces, plus the HostClaim hub
+ * (fed by the shared cache of records), update the
+ * model (model.ts) in etcd revision order (input-merge.ts), and each change
+ * publishes into the derived HardwareData WatchHub the ADDED, MODIFIED and
+ * DELETED events of the (tenant namespace, host) pairs it changed. The hub
+ * stores no object: it asks the model.
  *
- * resourceVersions: each change carries the revision of the event that
- * caused it when that is newer than everything published, and otherwise the
- * next integer. kube's resourceVersions are one etcd revision space, but
- * four informers deliver independently: an event can arrive after a newer
- * one of another informer, and one event can change many objects. Unique,
- * increasing resourceVersions keep resuming a watch exact (a watcher cut off
- * in the middle of a change set resumes after what it saw, not after the set).
+ * resourceVersions (the same on every replica):
+ *  - an object's is the newest revision among its inputs (stateRevision);
+ *  - a change's position in the history is the revision of the input change
+ *    that caused it; one input change may change many objects, so changes
+ *    share positions and a watch resumed from X replays the changes at X
+ *    again (a harmless repeat) — never misses one. A DELETED carries its
+ *    position (the revision of the deletion or of the access lost);
+ *  - a relist of an input is a discontinuity: the history restarts at the
+ *    newest revision known, older resumes get 410 and relist.
+ *
+ * A change touching more (namespace, host) pairs than the history holds is
+ * generated only for namespaces someone watches; for the others the history
+ * records a gap (410 for a watch resuming across it), since their events
+ * would have been evicted before anyone could read them.
  */
-import type { K8sSchema } from '../../api/openapi/schema-source.js';
 import { followHub } from '../../api/rest/hub-follower.js';
 import { revision, type ApiObject, type ObjectEvent } from '../../api/rest/types.js';
 import type { WatchHub } from '../../api/rest/watch-hub.js';
-import { sameJson } from '../../backing/json.js';
+import { ApiError } from '../../api/status.js';
+import { ConsistentReadFence, type FencedCache } from '../../backing/consistent-read.js';
 import type { KubeObject } from '../../backing/informer.js';
-import type { ResourceEventHandler, SharedInformer, SharedInformerFactory } from '../../backing/shared-informers.js';
-import { virtualUid } from '../../backing/storage-mapping.js';
+import type { KubeClient } from '../../backing/kube-client.js';
+import type { BackingResource, SharedInformer, SharedInformerFactory } from '../../backing/shared-informers.js';
 import { metal3Resources, type BareMetalHost, type HostDeployPolicy, type Namespace } from '../../metal3/types.js';
-import { boundRecord, hardwareDataName } from '../../tenancy/host-references.js';
-import { claimNamespacesOf, hardwareData, tenantView } from './projection.js';
+import { policyKey } from '../../tenancy/visibility.js';
+import { sameJson } from '../../backing/json.js';
+import { InputMerge } from './input-merge.js';
+import { hostKey, type HardwareDataModel, type TenantContext } from './model.js';
+import { claimNamespacesOf, type ClaimNamespaces } from './projection.js';
 
-export interface HostRef {
-  readonly namespace: string;
-  readonly name: string;
+/** Where the HostClaims come from: their hub, fed by the shared cache of their records. */
+export interface ClaimSource {
+  readonly hub: WatchHub;
+  /** The records' shared cache (asked for from the factory once the hub has synced). */
+  readonly resource: BackingResource;
 }
 
-/** Which projections an event may have changed: tenant namespaces × hosts (undefined: all). */
-interface Scope {
-  readonly namespaces?: readonly string[];
-  readonly hosts?: readonly HostRef[];
-}
+/** What the feed needs of an input's shared cache to fence it. */
+type InputCache = FencedCache & { isAbsent(): boolean; list(): readonly KubeObject[] };
+
+type Input = 'hosts' | 'policies' | 'namespaces' | 'claims';
+const inputs: readonly Input[] = ['hosts', 'policies', 'namespaces', 'claims'];
+
+/** A change waiting on a quiet input for this long proves that input current (fence). */
+const prodDelayMs = 100;
+const prodRetryMs = 1000;
 
 export class HardwareDataFeed {
   private readonly hosts: SharedInformer<BareMetalHost>;
   private readonly policies: SharedInformer<HostDeployPolicy>;
   private readonly namespaces: SharedInformer<Namespace>;
+  private readonly merge: InputMerge;
+  private readonly fences: Partial<Record<Input, ConsistentReadFence>> = {};
+  private readonly synced = new Set<Input>();
   private removeHandlers: (() => void)[] = [];
-  private claimNamespaces = new Map<string, string>();
-  private claimsSynced = false;
-  /** The newest revision any source reported: where the hub's first state is. */
-  private newestRevision = 0n;
   private stopFollowingClaims: (() => void) | undefined;
+  /** The newest revision any input was listed at: where the history restarts. */
+  private newestListed = 0n;
 
-  /** The process's shared caches of hosts, policies and namespaces; their failures are reported by the factory. */
   constructor(
-    informers: SharedInformerFactory,
+    private readonly client: KubeClient,
+    private readonly informers: SharedInformerFactory,
     readonly hub: WatchHub,
-    private readonly claimHub: WatchHub,
-    private readonly specSchema: K8sSchema,
+    readonly model: HardwareDataModel,
+    private readonly claims: ClaimSource,
   ) {
+    this.merge = new InputMerge({
+      position: (rv) => maxOf(rv, revision(hub.currentResourceVersion())),
+      onProgress: (rv) => {
+        if (hub.hasSynced() && rv > 0n) hub.progress(rv.toString());
+      },
+      prod: (input) => {
+        this.prod(input as Input);
+      },
+      prodDelayMs,
+    });
+    for (const input of inputs) this.merge.addInput(input, input === 'claims' ? () => revision(claims.hub.currentResourceVersion()) : undefined);
     this.hosts = informers.informerFor<BareMetalHost>(metal3Resources.bareMetalHosts);
     this.policies = informers.informerFor<HostDeployPolicy>(metal3Resources.hostDeployPolicies);
     this.namespaces = informers.informerFor<Namespace>(metal3Resources.namespaces);
   }
 
   start(): void {
+    const { model } = this;
     this.removeHandlers = [
-      this.hosts.addEventHandler(this.handlers((host) => ({ hosts: [refOf(host)] }))),
-      this.policies.addEventHandler(this.handlers((policy) => ({ hosts: this.hostsIn(policy.metadata.namespace ?? '') }))),
-      this.namespaces.addEventHandler(this.handlers((namespace) => ({ namespaces: [namespace.metadata.name] }))),
+      this.hosts.addEventHandler(
+        this.handlers<BareMetalHost>('hosts', (hosts) => {
+          model.replaceHosts(hosts);
+        }, (event, position) => {
+          this.hostChanged(event, position);
+        }),
+      ),
+      this.policies.addEventHandler(
+        this.handlers<HostDeployPolicy>('policies', (policies) => {
+          model.visibility.replacePolicies(policies);
+        }, (event, position) => {
+          this.policyChanged(event, position);
+        }),
+      ),
+      this.namespaces.addEventHandler(
+        this.handlers<Namespace>('namespaces', (namespaces) => {
+          model.visibility.replaceNamespaces(namespaces);
+        }, (event, position) => {
+          this.namespaceChanged(event, position);
+        }),
+      ),
     ];
-    this.stopFollowingClaims = followHub(this.claimHub, {
+    this.stopFollowingClaims = followHub(this.claims.hub, {
       onResync: (claims, rv) => {
-        this.claimsResynced(claims, rv);
+        this.relisted('claims', revision(rv), false, () => {
+          this.model.replaceClaims(claimNamespacesOf(claims));
+        });
       },
       onEvent: (event) => {
-        this.claimChanged(event);
+        this.merge.enqueue('claims', revision(event.object.metadata.resourceVersion), (position) => {
+          this.claimChanged(event, position);
+        });
       },
     });
   }
@@ -78,168 +131,216 @@ export class HardwareDataFeed {
   stop(): void {
     this.stopFollowingClaims?.();
     for (const remove of this.removeHandlers.splice(0)) remove();
+    this.merge.stop();
   }
 
-  /** A (re)list or absence (state '') recomputes everything; an event, what `affected` says it may change. */
-  private handlers<T extends KubeObject>(affected: (object: T) => Scope): ResourceEventHandler<T> {
-    const changed = (object: T): void => {
-      this.reconcile(affected(object), object.metadata.resourceVersion);
+  /**
+   * Resolves once the model reflects every write acknowledged before the
+   * call: each input's shared cache is fenced (backing/consistent-read.ts,
+   * probes coalesced across requests), then the merge applies everything up
+   * to the oldest fence. An input that is not served holds nothing up;
+   * one whose cache cannot catch up makes the read a 504 with Retry-After,
+   * as kube's watch cache answers a consistent read it cannot serve in time.
+   */
+  async consistent(): Promise<void> {
+    if (!this.hub.hasSynced()) {
+      await this.hub.waitForResourceVersion('1'); // the hub's own 429 while initializing
+    }
+    const revisions = await Promise.all(inputs.map((input) => this.fenceOf(input)));
+    inputs.forEach((input, i) => {
+      const rv = revisions[i];
+      if (rv !== undefined) this.merge.advance(input, rv);
+    });
+    await this.hub.waitForResourceVersion(minimum(revisions).toString());
+  }
+
+  // ---- inputs ---------------------------------------------------------------
+
+  private handlers<T extends KubeObject>(input: Input, replace: (objects: readonly T[]) => void, change: (event: ObjectEvent, position: bigint) => void) {
+    const enqueue = (type: ObjectEvent['type'], object: T): void => {
+      const apiObject = object as unknown as ApiObject;
+      this.merge.enqueue(input, revision(apiObject.metadata.resourceVersion), (position) => {
+        change({ type, object: apiObject }, position);
+      });
     };
     return {
-      onReplace: (_, rv) => {
-        this.reconcile({}, rv === '' ? undefined : rv);
+      // A (re)list, or '' when the resource is not served.
+      onReplace: (objects: readonly T[], rv: string) => {
+        this.relisted(input, revision(rv), rv === '', () => {
+          replace(objects);
+        });
       },
-      onAdd: changed,
-      onUpdate: (_, object) => {
-        changed(object);
+      onAdd: (object: T) => {
+        enqueue('ADDED', object);
       },
-      onDelete: changed,
-      onProgress: (rv) => {
-        this.progress(rv);
+      onUpdate: (_: T, object: T) => {
+        enqueue('MODIFIED', object);
+      },
+      onDelete: (object: T) => {
+        enqueue('DELETED', object);
+      },
+      onProgress: (rv: string) => {
+        this.merge.advance(input, revision(rv));
       },
     };
   }
 
-  // ---- HostClaims: who a bound host belongs to ------------------------------
-
-  private claimsResynced(claims: readonly ApiObject[], rv: string): void {
-    const previous = this.claimNamespaces;
-    this.claimNamespaces = claimNamespacesOf(claims);
-    this.claimsSynced = true;
-    const changed = new Set([...previous.keys(), ...this.claimNamespaces.keys()].filter((uid) => previous.get(uid) !== this.claimNamespaces.get(uid)));
-    this.reconcile({ hosts: this.hostsBoundTo(changed) }, rv);
+  /** A relist (or absence): the new state replaces the old; a discontinuity in the history. */
+  private relisted(input: Input, rv: bigint, absent: boolean, replace: () => void): void {
+    replace();
+    this.synced.add(input);
+    if (rv > this.newestListed) this.newestListed = rv;
+    this.merge.relist(input, rv < 0n ? 0n : rv, absent);
+    if (this.synced.size < inputs.length) return;
+    // Past the current position when already serving: watchers there have not seen what the relist folded in.
+    const current = revision(this.hub.currentResourceVersion());
+    const restartAt = this.hub.hasSynced() ? maxOf(this.newestListed, current + 1n) : this.newestListed;
+    if (restartAt > 0n) this.hub.restart(restartAt.toString());
   }
 
-  private claimChanged(event: ObjectEvent): void {
+  /** The input's cache proven current: a revision it has delivered everything up to (undefined: not served). */
+  private async fenceOf(input: Input): Promise<bigint | undefined> {
+    const cache = this.cacheOf(input);
+    if (cache.isAbsent()) return undefined;
+    this.fences[input] ??= new ConsistentReadFence(this.client, cache);
+    const freshness = await this.fences[input].fence({ key: 'all', cached: () => cache.list() });
+    if (!freshness.fresh) throw notCurrent(cache.resource.path);
+    return revision(freshness.resourceVersion);
+  }
+
+  private cacheOf(input: Input): InputCache {
+    switch (input) {
+      case 'hosts':
+        return this.hosts;
+      case 'policies':
+        return this.policies;
+      case 'namespaces':
+        return this.namespaces;
+      case 'claims':
+        // The records' cache feeds the claim hub synchronously, so the hub has what the cache has.
+        return this.informers.informerFor(this.claims.resource);
+    }
+  }
+
+  private prod(input: Input): void {
+    // An input not listed yet has nothing to prove (and the records' cache may not exist before its CRD).
+    if (!this.synced.has(input)) return;
+    this.fenceOf(input).then(
+      (rv) => {
+        if (rv !== undefined) this.merge.advance(input, rv);
+      },
+      () => {
+        setTimeout(() => {
+          this.merge.drain();
+        }, prodRetryMs).unref();
+      },
+    );
+  }
+
+  // ---- changes ------------------------------------------------------------
+
+  private hostChanged(event: ObjectEvent, position: bigint): void {
+    const host = event.object as unknown as BareMetalHost;
+    const key = hostKey(host);
+    const next = event.type === 'DELETED' ? undefined : host;
+    const previous = this.model.setHost(key, next);
+    if (!this.hub.hasSynced()) return;
+    const tenants = new Set<string>([...(previous === undefined ? [] : this.model.tenantsOf(previous)), ...(next === undefined ? [] : this.model.tenantsOf(next))]);
+    this.publishChanges(position, tenants, tenants.size, (namespace) => {
+      const context = this.model.context(namespace);
+      return [[previous === undefined ? undefined : this.model.object(previous, context), next === undefined ? undefined : this.model.object(next, context)]];
+    });
+  }
+
+  private policyChanged(event: ObjectEvent, position: bigint): void {
+    const policy = event.object as unknown as HostDeployPolicy;
+    const hostNamespace = policy.metadata.namespace ?? '';
+    const before = new Map<string, TenantContext>();
+    for (const namespace of this.model.visibility.sortedNamespaces()) before.set(namespace, this.model.context(namespace));
+    const changed = this.model.visibility.setPolicy(policyKey(policy), event.type === 'DELETED' ? undefined : policy);
+    if (!this.hub.hasSynced()) return;
+    const hosts = this.model.hostsIn(hostNamespace);
+    this.publishChanges(position, changed, changed.size * hosts.length, (namespace) => {
+      const old = before.get(namespace) ?? this.model.context(namespace);
+      const now = this.model.context(namespace);
+      return hosts.map((host) => [this.model.object(host, old), this.model.object(host, now)] as const);
+    });
+  }
+
+  private namespaceChanged(event: ObjectEvent, position: bigint): void {
+    const namespace = event.object as unknown as Namespace;
+    const name = namespace.metadata.name;
+    const old = this.model.context(name);
+    this.model.visibility.setNamespace(name, event.type === 'DELETED' ? undefined : namespace);
+    if (!this.hub.hasSynced()) return;
+    const now = this.model.context(name);
+    const hosts = new Set([...this.model.candidates(old), ...this.model.candidates(now)]);
+    this.publishChanges(position, [name], hosts.size, () => [...hosts].map((host) => [this.model.object(host, old), this.model.object(host, now)] as const));
+  }
+
+  private claimChanged(event: ObjectEvent, position: bigint): void {
     const { uid, namespace } = event.object.metadata;
     if (uid === undefined) return;
-    const before = this.claimNamespaces.get(uid);
-    if (event.type === 'DELETED') this.claimNamespaces.delete(uid);
-    else if (namespace !== undefined) this.claimNamespaces.set(uid, namespace);
-    if (before === this.claimNamespaces.get(uid)) return;
-    this.reconcile({ hosts: this.hostsBoundTo(new Set([uid])) }, event.object.metadata.resourceVersion);
+    const next = event.type === 'DELETED' ? undefined : namespace;
+    const previous = this.model.setClaim(uid, next);
+    if (previous === next || !this.hub.hasSynced()) return;
+    const before: ClaimNamespaces = { get: (claim) => (claim === uid ? previous : this.model.claimNamespace(claim)) };
+    const hosts = this.model.hostsBoundTo(uid);
+    const tenants = [previous, next].filter((n) => n !== undefined);
+    this.publishChanges(position, tenants, hosts.length * tenants.length, (tenant) => {
+      const context = this.model.context(tenant);
+      return hosts.map((host) => [this.model.object(host, context, before), this.model.object(host, context)] as const);
+    });
   }
 
-  private hostsBoundTo(claimUids: ReadonlySet<string>): HostRef[] {
-    if (claimUids.size === 0) return [];
-    return this.hosts
-      .list()
-      .filter((host) => {
-        const record = boundRecord(host);
-        return record !== undefined && claimUids.has(virtualUid(record.uid));
-      })
-      .map(refOf);
-  }
-
-  private hostsIn(namespace: string): HostRef[] {
-    return this.hosts
-      .list()
-      .filter((host) => host.metadata.namespace === namespace)
-      .map(refOf);
-  }
-
-  // ---- recomputing ----------------------------------------------------------
-
-  private sourcesSynced(): boolean {
-    return this.hosts.hasSynced() && this.policies.hasSynced() && this.namespaces.hasSynced() && this.claimsSynced;
-  }
-
-  /** Recomputes the scope and publishes what changed; before every source has synced, only notes the revision. */
-  private reconcile(scope: Scope, trigger: string | undefined): void {
-    this.noteRevision(trigger);
-    if (!this.hub.hasSynced()) {
-      if (this.sourcesSynced()) this.hub.reset(this.newestRevision.toString(), this.initialState());
-      return;
+  /**
+   * Publishes what changed in each namespace at `position`. `estimate`
+   * bounds the number of pairs: beyond the history's capacity only watched
+   * namespaces get events, the others a gap (see the module comment).
+   */
+  private publishChanges(
+    position: bigint,
+    namespaces: Iterable<string>,
+    estimate: number,
+    pairs: (namespace: string) => Iterable<readonly [ApiObject | undefined, ApiObject | undefined]>,
+  ): void {
+    const everything = estimate <= this.hub.historyCapacity();
+    const skipped = new Set<string>();
+    const resourceVersion = position.toString();
+    for (const namespace of namespaces) {
+      if (!everything && !this.hub.watched(namespace)) {
+        skipped.add(namespace);
+        continue;
+      }
+      for (const [previous, next] of pairs(namespace)) {
+        const event = changeEvent(previous, next, resourceVersion);
+        if (event !== undefined) this.hub.publish(event, { resourceVersion, prev: previous });
+      }
     }
-    for (const event of this.changes(scope)) {
-      const rv = this.nextRevision(trigger);
-      this.hub.publish({ type: event.type, object: withResourceVersion(event.object, rv) });
-    }
-  }
-
-  private initialState(): ApiObject[] {
-    const rv = this.newestRevision.toString();
-    return this.namespaces.list().flatMap((ns) => [...this.desired(ns.metadata.name, undefined).values()].map((o) => withResourceVersion(o, rv)));
-  }
-
-  private changes(scope: Scope): ObjectEvent[] {
-    const tenantNamespaces = scope.namespaces ?? this.namespaces.list().map((ns) => ns.metadata.name);
-    const events = tenantNamespaces.flatMap((namespace) => diff(this.current(namespace, scope.hosts), this.desired(namespace, scope.hosts)));
-    if (scope.namespaces === undefined && scope.hosts === undefined) events.push(...this.inVanishedNamespaces(new Set(tenantNamespaces)));
-    return events;
-  }
-
-  /** The projections the tenant namespace should see, by name. */
-  private desired(namespace: string, hosts: readonly HostRef[] | undefined): Map<string, ApiObject> {
-    const result = new Map<string, ApiObject>();
-    const tenant = this.namespaces.get(undefined, namespace);
-    if (tenant === undefined) return result;
-    const view = tenantView(tenant, this.policies.list(), this.claimNamespaces);
-    const candidates = hosts === undefined ? this.hosts.list() : hosts.map((h) => this.hosts.get(h.namespace, h.name)).filter(isDefined);
-    for (const host of candidates) {
-      const object = hardwareData(host, view, this.specSchema);
-      if (object?.metadata.name !== undefined) result.set(object.metadata.name, object);
-    }
-    return result;
-  }
-
-  /** What the hub holds for the tenant namespace (and hosts), by name. */
-  private current(namespace: string, hosts: readonly HostRef[] | undefined): Map<string, ApiObject> {
-    const objects =
-      hosts === undefined ? this.hub.list(namespace) : hosts.map((h) => this.hub.get(namespace, hardwareDataName(h.namespace, h.name))).filter(isDefined);
-    return new Map(objects.map((o) => [o.metadata.name ?? '', o]));
-  }
-
-  private inVanishedNamespaces(existing: ReadonlySet<string>): ObjectEvent[] {
-    return this.hub
-      .list()
-      .filter((o) => !existing.has(o.metadata.namespace ?? ''))
-      .map((object) => ({ type: 'DELETED', object }));
-  }
-
-  private progress(rv: string): void {
-    this.noteRevision(rv);
-    if (this.hub.hasSynced()) this.hub.progress(rv);
-  }
-
-  private noteRevision(rv: string | undefined): void {
-    const value = revision(rv);
-    if (value > this.newestRevision) this.newestRevision = value;
-  }
-
-  /** The trigger's revision if newer than everything published, else the next integer (see the module comment). */
-  private nextRevision(trigger: string | undefined): string {
-    const current = revision(this.hub.currentResourceVersion());
-    const triggered = revision(trigger);
-    return (triggered > current ? triggered : current + 1n).toString();
+    if (skipped.size > 0) this.hub.gap(resourceVersion, skipped);
   }
 }
 
-/** ADDED, MODIFIED or DELETED for each projection that differs (resourceVersions aside). */
-function diff(current: ReadonlyMap<string, ApiObject>, desired: ReadonlyMap<string, ApiObject>): ObjectEvent[] {
-  const events: ObjectEvent[] = [];
-  for (const [name, object] of desired) {
-    const existing = current.get(name);
-    if (existing === undefined) events.push({ type: 'ADDED', object });
-    else if (!sameContent(existing, object)) events.push({ type: 'MODIFIED', object });
+/** ADDED, MODIFIED (content or resourceVersion differ) or DELETED (at the change's position), or nothing. */
+function changeEvent(previous: ApiObject | undefined, next: ApiObject | undefined, position: string): ObjectEvent | undefined {
+  if (next !== undefined) {
+    if (previous === undefined) return { type: 'ADDED', object: next };
+    return sameJson(previous, next) ? undefined : { type: 'MODIFIED', object: next };
   }
-  for (const [name, object] of current) if (!desired.has(name)) events.push({ type: 'DELETED', object });
-  return events;
+  if (previous === undefined) return undefined;
+  return { type: 'DELETED', object: { ...previous, metadata: { ...previous.metadata, resourceVersion: position } } };
 }
 
-/** Equal but for the resourceVersion. */
-export function sameContent(a: ApiObject, b: ApiObject): boolean {
-  return sameJson(withResourceVersion(a, ''), withResourceVersion(b, ''));
+function minimum(revisions: readonly (bigint | undefined)[]): bigint {
+  const known = revisions.filter((rv) => rv !== undefined);
+  return known.length === 0 ? 0n : known.reduce((a, b) => (a < b ? a : b));
 }
 
-export function withResourceVersion(object: ApiObject, resourceVersion: string): ApiObject {
-  return { ...object, metadata: { ...object.metadata, resourceVersion } };
+/** A consistent read that cannot be served in time: kube's answer, and the client retries. */
+function notCurrent(path: string): ApiError {
+  return new ApiError(504, 'Timeout', `Timeout: the cache of ${path.split('/').at(-1) ?? path} is not current; retry`, { retryAfterSeconds: 1 });
 }
 
-function refOf(host: BareMetalHost): HostRef {
-  return { namespace: host.metadata.namespace ?? '', name: host.metadata.name };
-}
-
-function isDefined<T>(value: T | undefined): value is T {
-  return value !== undefined;
+function maxOf(...values: bigint[]): bigint {
+  return values.reduce((a, b) => (a > b ? a : b));
 }

@@ -23,7 +23,7 @@
 import { tenancyV1alpha1 } from '../../api/group.js';
 import { pruneToSchema } from '../../api/openapi/prune.js';
 import type { K8sSchema } from '../../api/openapi/schema-source.js';
-import type { ApiObject } from '../../api/rest/types.js';
+import { revision, type ApiObject } from '../../api/rest/types.js';
 import { groupVersionString } from '../../api/resource.js';
 import { derivedUid, virtualUid } from '../../backing/storage-mapping.js';
 import type { BareMetalHost, HostDeployPolicy, Namespace } from '../../metal3/types.js';
@@ -52,10 +52,13 @@ export interface TenantView {
   /** The policies admitting the namespace, by the host namespace they govern. */
   readonly admitting: ReadonlyMap<string, readonly HostDeployPolicy[]>;
   /** The namespace of every existing HostClaim, by the claim's uid. */
-  readonly claimNamespaces: ReadonlyMap<string, string>;
+  readonly claimNamespaces: ClaimNamespaces;
 }
 
-export function tenantView(namespace: Namespace, policies: readonly HostDeployPolicy[], claimNamespaces: ReadonlyMap<string, string>): TenantView {
+/** The namespace of a HostClaim by its uid. */
+export type ClaimNamespaces = Pick<ReadonlyMap<string, string>, 'get'>;
+
+export function tenantView(namespace: Namespace, policies: readonly HostDeployPolicy[], claimNamespaces: ClaimNamespaces): TenantView {
   const name = namespace.metadata.name;
   return { namespace: name, admitting: admittingPolicies(policies, tenantNamespace(namespace, name)), claimNamespaces };
 }
@@ -70,6 +73,25 @@ export function claimNamespacesOf(claims: readonly ApiObject[]): Map<string, str
   return result;
 }
 
+/**
+ * The object's resourceVersion: the newest revision among the inputs that
+ * produced it (the host, the tenant namespace, the policies of the host's
+ * namespace admitting the tenant), so every replica gives the same state the
+ * same resourceVersion. The binding claim only decides visibility (its
+ * namespace never changes); its appearance and disappearance are ADDED and
+ * DELETED, never a new version.
+ */
+export function stateRevision(host: BareMetalHost, namespace: Namespace | undefined, view: TenantView): bigint {
+  let newest = revision(host.metadata.resourceVersion);
+  const consider = (rv: string | undefined): void => {
+    const value = revision(rv);
+    if (value > newest) newest = value;
+  };
+  consider(namespace?.metadata.resourceVersion);
+  for (const policy of policiesFor(host, view)) consider(policy.metadata.resourceVersion);
+  return newest;
+}
+
 export function isVisible(host: BareMetalHost, view: TenantView): boolean {
   const record = boundRecord(host);
   if (record !== undefined) return view.claimNamespaces.get(virtualUid(record.uid)) === view.namespace;
@@ -77,11 +99,10 @@ export function isVisible(host: BareMetalHost, view: TenantView): boolean {
 }
 
 /**
- * The tenant's HardwareData for the host, without a resourceVersion (the
- * caller gives it one), or undefined when the tenant may not see the host.
- * `specSchema` is the resolved HardwareDataSpec schema.
+ * The tenant's HardwareData for the host, or undefined when the tenant may
+ * not see the host. `specSchema` is the resolved HardwareDataSpec schema.
  */
-export function hardwareData(host: BareMetalHost, view: TenantView, specSchema: K8sSchema): ApiObject | undefined {
+export function hardwareData(host: BareMetalHost, view: TenantView, specSchema: K8sSchema, resourceVersion?: string): ApiObject | undefined {
   if (!isVisible(host, view)) return undefined;
   const hostNamespace = host.metadata.namespace ?? '';
   const labels = sharedLabels(host.metadata.labels ?? {}, policiesFor(host, view));
@@ -94,12 +115,25 @@ export function hardwareData(host: BareMetalHost, view: TenantView, specSchema: 
       name: hardwareDataName(hostNamespace, host.metadata.name),
       namespace: view.namespace,
       uid: hardwareDataUid(view.namespace, host.metadata.uid ?? ''),
+      ...(resourceVersion === undefined ? {} : { resourceVersion }),
       ...(creationTimestamp === undefined ? {} : { creationTimestamp }),
       ...(Object.keys(labels).length === 0 ? {} : { labels }),
       ...(annotations === undefined ? {} : { annotations }),
     },
-    spec: pruneToSchema({ hardware: host.status?.hardware }, specSchema) ?? {},
+    spec: prunedSpec(host, specSchema),
   };
+}
+
+/** The pruned inventory, computed once per host version (a new version is a new object) and shared by every tenant seeing it. */
+const prunedSpecs = new WeakMap<BareMetalHost, Record<string, unknown>>();
+
+function prunedSpec(host: BareMetalHost, specSchema: K8sSchema): Record<string, unknown> {
+  let spec = prunedSpecs.get(host);
+  if (spec === undefined) {
+    spec = (pruneToSchema({ hardware: host.status?.hardware }, specSchema) ?? {}) as Record<string, unknown>;
+    prunedSpecs.set(host, spec);
+  }
+  return spec;
 }
 
 /** The boot MAC annotation, when the host has a well-formed `spec.bootMACAddress`. */

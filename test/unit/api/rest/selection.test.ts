@@ -29,8 +29,9 @@ import { metal3Paths, type BareMetalHost, type HostDeployPolicy, type Namespace 
 import { createLogger } from '../../../../src/observability/logger.js';
 import { ApiServerMetrics } from '../../../../src/observability/metrics.js';
 import { createCertificateAuthority, issueCertificate } from '../../../../src/pki/certificates.js';
-import type { HardwareDataFeed } from '../../../../src/resources/hardwaredata/feed.js';
+import { HardwareDataModel } from '../../../../src/resources/hardwaredata/model.js';
 import { HardwareDataStore } from '../../../../src/resources/hardwaredata/store.js';
+import { HardwareDataTokens } from '../../../../src/resources/hardwaredata/continue-token.js';
 import { hardwareDataStrategy } from '../../../../src/resources/hardwaredata/strategy.js';
 import { hostClaimRecord, hostClaimStorageMapping } from '../../../../src/resources/hostclaim/storage.js';
 import { hostClaimStrategy } from '../../../../src/resources/hostclaim/strategy.js';
@@ -123,9 +124,9 @@ const hardwareGr = { group: 'tenancy.metal3.io', resource: 'hardwaredata' };
 // Never started: no shared cache, so every read with resourceVersion unset goes to the fake kube-apiserver.
 const unstartedInformers = new SharedInformerFactory(client, { onError: () => undefined, onNotServed: () => undefined });
 const claims = new RecordStore(client, unstartedInformers, mapping, hostClaimRecord.plural, claimGr, new WatchHub({ resource: claimGr }), new ContinueTokens(Promise.resolve(new Uint8Array(32))));
-const hardwareHub = new WatchHub({ resource: hardwareGr });
-const specSchema = loadSchemaSource().resolvedObjectSchema('HardwareDataSpec');
-const hardware = new HardwareDataStore(client, { hub: hardwareHub } as unknown as HardwareDataFeed, claims, specSchema, hardwareGr);
+const model = new HardwareDataModel(loadSchemaSource().resolvedObjectSchema('HardwareDataSpec'));
+const hardwareHub = new WatchHub({ resource: hardwareGr, derivedState: model });
+const hardware = new HardwareDataStore({ hub: hardwareHub, model, consistent: () => Promise.resolve() }, hardwareGr, new HardwareDataTokens(Promise.resolve(new Uint8Array(32))));
 const authorizer = new Authorizer(() => Promise.resolve({ allowed: false, reason: '' }));
 const resources: RestResource[] = [
   { access: 'read-write', strategy: hostClaimStrategy(authorizer), store: claims },
@@ -150,10 +151,12 @@ let port: number;
 
 beforeAll(async () => {
   kube.records = populated.flatMap((namespace) => Object.keys(objectLabels).map((name) => claim(namespace, name)));
-  // Both hubs hold what a fresh read returns, as their informers would.
-  const everything = { selection: SelectionPredicate.everything() };
-  claims.hub.reset(currentRv, (await claims.list(undefined, everything)).items);
-  hardwareHub.reset(currentRv, (await hardware.list(undefined, everything)).items);
+  // The claims hub holds what a fresh read returns, as its informer would; HardwareData is computed from its inputs.
+  claims.hub.reset(currentRv, (await claims.list(undefined, { selection: SelectionPredicate.everything() })).items);
+  model.replaceHosts(hosts);
+  model.visibility.replacePolicies([policy]);
+  model.visibility.replaceNamespaces(namespaces);
+  hardwareHub.restart(currentRv);
 
   pki = await createTestPki();
   const servingCA = await createCertificateAuthority('serving-ca');
@@ -312,9 +315,15 @@ describe.each(kinds)('$plural watches', ({ plural, store }) => {
       if (current === undefined) throw new Error(`no ${name}`);
       return { ...current, metadata: { ...current.metadata, labels, resourceVersion: String(rv) } };
     };
-    store.hub.publish({ type: 'MODIFIED', object: relabelled('infra.h3', { app: 'x' }, 101) });
-    store.hub.publish({ type: 'MODIFIED', object: relabelled('infra.h2', { app: 'z' }, 102) });
-    store.hub.publish({ type: 'MODIFIED', object: relabelled('infra.h1', {}, 103) });
+    const publish = (name: string, labels: Record<string, string>, rv: number): void => {
+      const object = relabelled(name, labels, rv);
+      // HardwareData's hub is derived: its feed gives the change's position and previous state.
+      if (plural === 'hardwaredata') store.hub.publish({ type: 'MODIFIED', object }, { resourceVersion: String(rv), prev: store.hub.get('tenant-a', name) });
+      else store.hub.publish({ type: 'MODIFIED', object });
+    };
+    publish('infra.h3', { app: 'x' }, 101);
+    publish('infra.h2', { app: 'z' }, 102);
+    publish('infra.h1', {}, 103);
     const answers = await Promise.all(watches);
     starts.forEach(([name], i) => {
       const lines = (answers[i]?.body ?? '').split('\n').filter((line) => line !== '');

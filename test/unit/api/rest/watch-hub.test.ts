@@ -912,3 +912,109 @@ describe('waitForResourceVersion', () => {
     await expect(hub.waitForResourceVersion('x1')).rejects.toMatchObject({ code: 422 });
   });
 });
+
+/** A derived state for the tests below: objects set by hand, as a model would compute them. */
+class HandState {
+  readonly objects = new Map<string, ApiObject>();
+  get(namespace: string, name: string): ApiObject | undefined {
+    return this.objects.get(`${namespace}/${name}`);
+  }
+  list(namespace?: string): ApiObject[] {
+    return [...this.objects.values()].filter((o) => namespace === undefined || o.metadata.namespace === namespace);
+  }
+  count(): number {
+    return this.objects.size;
+  }
+  set(object: ApiObject): ApiObject | undefined {
+    const key = `${object.metadata.namespace ?? ''}/${object.metadata.name ?? ''}`;
+    const prev = this.objects.get(key);
+    this.objects.set(key, object);
+    return prev;
+  }
+}
+
+describe('derived hubs', () => {
+  function derivedHub(historySize = 100): { hub: WatchHub; state: HandState } {
+    const state = new HandState();
+    const hub = hubWith({ derivedState: state, historySize });
+    hub.restart('10');
+    return { hub, state };
+  }
+
+  function change(hub: WatchHub, state: HandState, object: ApiObject, position: number): void {
+    const prev = state.set(object);
+    hub.publish({ type: prev === undefined ? 'ADDED' : 'MODIFIED', object }, { resourceVersion: String(position), prev });
+  }
+
+  it('serves its state from the source and replays changes at the resume resourceVersion too (repeats, never misses)', () => {
+    const { hub, state } = derivedHub();
+    change(hub, state, obj('a', 'x', 11), 12);
+    change(hub, state, obj('a', 'y', 9), 12);
+    change(hub, state, obj('a', 'z', 13), 13);
+    expect(hub.list('a').map((o) => o.metadata.name)).toEqual(['x', 'y', 'z']);
+    expect(hub.stats().objects).toBe(3);
+    const from12 = new RecordingSink();
+    hub.watch(request({ resourceVersion: '12' }), from12);
+    // The object carries its own resourceVersion (its inputs'), the history its position.
+    expect(from12.take()).toEqual(['ADDED a/x@11', 'ADDED a/y@9', 'ADDED a/z@13']);
+    const from13 = new RecordingSink();
+    hub.watch(request({ resourceVersion: '13' }), from13);
+    expect(from13.take()).toEqual(['ADDED a/z@13']);
+    expect(() => {
+      hub.publish({ type: 'ADDED', object: obj('a', 'w', 1) }, { resourceVersion: '12', prev: undefined });
+    }).toThrow('out of order');
+    expect(() => {
+      hub.reset('20', []);
+    }).toThrow('derived');
+  });
+
+  it('gives every watcher the same event object, so it is serialized once', () => {
+    const { hub, state } = derivedHub();
+    const one = new RecordingSink();
+    const two = new RecordingSink();
+    hub.watch(request({ resourceVersion: '10' }), one);
+    hub.watch(request({ resourceVersion: '10', namespace: 'a' }), two);
+    change(hub, state, obj('a', 'x', 11), 11);
+    expect(one.events).toHaveLength(1);
+    expect(one.events[0]).toBe(two.events[0]);
+  });
+
+  it('ends a resume across a gap of its namespace (or any gap, cluster-wide) with 410, and not others', () => {
+    const { hub, state } = derivedHub();
+    change(hub, state, obj('a', 'x', 11), 11);
+    hub.gap('12', new Set(['b']));
+    expect(hub.watched('b')).toBe(false);
+    const inA = new RecordingSink();
+    const inB = new RecordingSink();
+    const everywhere = new RecordingSink();
+    hub.watch(request({ resourceVersion: '11', namespace: 'a' }), inA);
+    hub.watch(request({ resourceVersion: '11', namespace: 'b' }), inB);
+    hub.watch(request({ resourceVersion: '11' }), everywhere);
+    expect(inA.take()).toEqual(['ADDED a/x@11']);
+    expect(inB.take()).toEqual(['ERROR 410 Expired: too old resource version: 11 (13)']);
+    expect(everywhere.take()).toEqual(['ERROR 410 Expired: too old resource version: 11 (13)']);
+    expect(hub.watched('a')).toBe(true);
+  });
+
+  it('expires resumes at a resourceVersion whose changes were partly evicted', () => {
+    const { hub, state } = derivedHub(2);
+    change(hub, state, obj('a', 'x', 20), 20);
+    change(hub, state, obj('a', 'y', 20), 20);
+    change(hub, state, obj('a', 'z', 21), 21);
+    const from20 = new RecordingSink();
+    hub.watch(request({ resourceVersion: '20' }), from20);
+    expect(from20.take()).toEqual(['ERROR 410 Expired: too old resource version: 20 (21)']);
+    const from21 = new RecordingSink();
+    hub.watch(request({ resourceVersion: '21' }), from21);
+    expect(from21.take()).toEqual(['ADDED a/z@21']);
+  });
+
+  it('restarts on a relist: watchers behind it get 410', () => {
+    const { hub } = derivedHub();
+    const sink = new RecordingSink();
+    hub.watch(request({ resourceVersion: '10' }), sink);
+    hub.restart('30');
+    expect(sink.take()).toEqual(['ERROR 410 Expired: too old resource version: 10 (30)']);
+    expect(sink.closed).toBe(1);
+  });
+});

@@ -7,8 +7,7 @@
  * digest): handed to a tenant it would reveal the backing naming. The token
  * we issue names the last object by its virtual namespace and name instead,
  * and records what the list was about (namespace, label selector, name).
- * It is sealed as a JWE (`dir`, A256GCM; jose) with a key every replica
- * shares (token-key.ts), so it is
+ * It is sealed (sealed-token.ts) with a key every replica shares, so it is
  * - opaque: a client cannot read it;
  * - tamper-evident: a token not issued by one of the replicas, or changed,
  *   is kube's 400 `invalid continue token`;
@@ -17,11 +16,10 @@
  *   namespace's records (and every record query carries the namespace
  *   label anyway).
  */
-import { createHash } from 'node:crypto';
-import { CompactEncrypt, compactDecrypt } from 'jose';
-import { badRequest, internalError } from '../api/status.js';
+import { internalError } from '../api/status.js';
 import type { ApiObject } from '../api/rest/types.js';
 import { pathSegmentNameErrors } from '../api/request-info.js';
+import { invalidContinueToken as invalidToken, listDigest as digestOf, parseJson, TokenSealer } from './sealed-token.js';
 import { backingName, bookkeeping } from './storage-mapping.js';
 
 const tokenVersion = 'tenancy.metal3.io/v1';
@@ -52,25 +50,21 @@ interface KubeToken {
 
 /** Seals and opens the tokens with the replicas' shared key. */
 export class ContinueTokens {
+  private readonly sealer: TokenSealer;
+
   /** `key`: 32 bytes, resolved once the shared key is loaded (lists with a continue token wait for it). */
-  constructor(private readonly key: Promise<Uint8Array>) {}
+  constructor(key: Promise<Uint8Array>) {
+    this.sealer = new TokenSealer(key);
+  }
 
   /** Our token for kube-apiserver's, given the last record of the page. */
   async wrap(kubeToken: string, lastRecord: ApiObject | undefined, list: ListIdentity): Promise<string> {
-    const token = virtualToken(kubeToken, lastRecord, list);
-    return new CompactEncrypt(new TextEncoder().encode(JSON.stringify(token))).setProtectedHeader({ alg: 'dir', enc: 'A256GCM' }).encrypt(await this.key);
+    return this.sealer.seal(virtualToken(kubeToken, lastRecord, list));
   }
 
   /** kube-apiserver's token for ours; a token that is not ours, was changed, or is not for this list, is kube's 400. */
   async unwrap(token: string, list: ListIdentity): Promise<string> {
-    const key = await this.key;
-    let plaintext: Uint8Array;
-    try {
-      plaintext = (await compactDecrypt(token, key, { keyManagementAlgorithms: ['dir'], contentEncryptionAlgorithms: ['A256GCM'] })).plaintext;
-    } catch {
-      throw invalidToken('continue key is not valid');
-    }
-    return kubeTokenFor(parseJson(new TextDecoder().decode(plaintext)), list);
+    return kubeTokenFor(await this.sealer.open(token), list);
   }
 }
 
@@ -112,31 +106,16 @@ function kubeTokenFor(opened: unknown, list: ListIdentity): string {
   return Buffer.from(JSON.stringify(kube)).toString('base64url');
 }
 
-function invalidToken(detail: string): Error {
-  return badRequest(`invalid continue token: ${detail}`);
-}
-
 /** Names that kube would accept as one key segment: nothing that path.Clean could move. */
 function isKeySegment(text: string): boolean {
   return text !== '' && pathSegmentNameErrors(text).length === 0;
 }
 
 function listDigest(list: ListIdentity): string {
-  return createHash('sha256')
-    .update(JSON.stringify([list.namespace, list.labelSelector ?? '', list.name ?? '']))
-    .digest('base64url')
-    .slice(0, 16);
+  return digestOf([list.namespace, list.labelSelector ?? '', list.name ?? '']);
 }
 
 function decodeJson(token: string): unknown {
   if (!/^[A-Za-z0-9_-]*={0,2}$/.test(token)) return undefined;
   return parseJson(Buffer.from(token, 'base64url').toString('utf8'));
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
 }

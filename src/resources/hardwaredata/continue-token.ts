@@ -4,13 +4,11 @@
  * with a version, the list's resourceVersion and where the next page
  * starts), bound to the list they were issued for (namespace, label and
  * field selectors): a token replayed against another list is kube's 400.
- * Sealed as HostClaim tokens are (backing/continue-token.ts: a JWE, `dir`
+ * Sealed as HostClaim tokens are (backing/sealed-token.ts: a JWE, `dir`
  * A256GCM, with the key every replica shares), so a token is opaque,
  * tamper-evident, and continues on any replica.
  */
-import { createHash } from 'node:crypto';
-import { CompactEncrypt, compactDecrypt } from 'jose';
-import { badRequest } from '../../api/status.js';
+import { invalidContinueToken as invalidToken, listDigest as digestOf, TokenSealer } from '../../backing/sealed-token.js';
 import type { ObjectPosition } from './model.js';
 
 const tokenVersion = 'hardwaredata.tenancy.metal3.io/v1';
@@ -37,24 +35,21 @@ interface Token {
 
 /** Seals and opens HardwareData continue tokens with the replicas' shared key. */
 export class HardwareDataTokens {
+  private readonly sealer: TokenSealer;
+
   /** `key`: 32 bytes, resolved once the shared key is loaded. */
-  constructor(private readonly key: Promise<Uint8Array>) {}
+  constructor(key: Promise<Uint8Array>) {
+    this.sealer = new TokenSealer(key);
+  }
 
   async encode(point: ContinuePoint, list: ListIdentity): Promise<string> {
     const token: Token = { v: tokenVersion, rv: point.resourceVersion.toString(), list: listDigest(list), after: point.after };
-    return new CompactEncrypt(new TextEncoder().encode(JSON.stringify(token))).setProtectedHeader({ alg: 'dir', enc: 'A256GCM' }).encrypt(await this.key);
+    return this.sealer.seal(token);
   }
 
   /** Where the next page starts; a token that is not ours, was changed, or is for another list, is kube's 400. */
   async decode(text: string, list: ListIdentity): Promise<ContinuePoint> {
-    const key = await this.key;
-    let plaintext: Uint8Array;
-    try {
-      plaintext = (await compactDecrypt(text, key, { keyManagementAlgorithms: ['dir'], contentEncryptionAlgorithms: ['A256GCM'] })).plaintext;
-    } catch {
-      throw invalidToken('continue key is not valid');
-    }
-    return pointOf(parseJson(new TextDecoder().decode(plaintext)), list);
+    return pointOf(await this.sealer.open(text), list);
   }
 }
 
@@ -73,21 +68,6 @@ function pointOf(decoded: unknown, list: ListIdentity): ContinuePoint {
   return { resourceVersion: BigInt(token.rv), after: { namespace: after.namespace, name: after.name } };
 }
 
-function invalidToken(detail: string): Error {
-  return badRequest(`invalid continue token: ${detail}`);
-}
-
 function listDigest(list: ListIdentity): string {
-  return createHash('sha256')
-    .update(JSON.stringify([list.namespace, list.labelSelector, list.fieldSelector]))
-    .digest('base64url')
-    .slice(0, 16);
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
+  return digestOf([list.namespace, list.labelSelector, list.fieldSelector]);
 }

@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { DevEnvironment } from '../controlplane/environment.js';
 import { SERVICE_DNS_NAME } from '../controlplane/environment.js';
+import { cpuSeconds } from '../controlplane/apiserver-load.js';
 import { isHealthy } from '../controlplane/http.js';
 import { repoPath } from '../controlplane/paths.js';
 import { credentialsOf } from '../support/raw-http.js';
@@ -19,7 +20,7 @@ import { judge, type Criterion } from './criteria.js';
 import { H2Client, type TlsIdentity } from './h2.js';
 import { rssBytes, type CpuProcesses } from './load.js';
 import { hardwareDataPagination, runReads, type Comparison, type Pagination, type ReadKey } from './reads.js';
-import { buildScenario, TENANT_USER, type SetupTimes } from './scenario.js';
+import { buildScenario, TENANT_USER, type SetupHooks, type SetupTimes } from './scenario.js';
 import { medianWatch, runWatchFanOut, watchSessions, type WatchComparison, type WatchRun, type WatchSide } from './watch.js';
 
 export const RESULTS_SCHEMA = 'hostclaim-apiserver-bench/1';
@@ -74,7 +75,19 @@ export async function runBench(env: DevEnvironment, config: BenchConfig, log: (l
   const tenant = new H2Client(origin, tenantIdentity, 2);
   const processes = (): CpuProcesses => ({ controlPlane: controlPlanePids(env), server: serverPid(env) });
   try {
-    const setup = await buildScenario(config, { admin, tenant }, log);
+    const hooks: SetupHooks = {
+      stopServer: () => env.stopServer(),
+      startServer: () => env.restartServer(),
+      cpu: async () => {
+        const server = env.serverProcess;
+        return {
+          controlPlane: (await Promise.all(controlPlanePids(env).map(cpuSeconds))).reduce((sum, seconds) => sum + seconds, 0),
+          server: server === undefined ? undefined : { pid: server.pid, seconds: await cpuSeconds(server.pid) },
+          client: process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6,
+        };
+      },
+    };
+    const setup = await buildScenario(config, { admin, tenant }, hooks, log);
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
     const rssAfterSetupMb = (await rssBytes(serverPid(env))) / 1e6;
     log(`hostclaim-apiserver RSS after setup: ${rssAfterSetupMb.toFixed(0)} MB`);

@@ -51,9 +51,33 @@ export function claimSelectsBoundPool(config: BenchConfig, namespaceIndex: numbe
 export interface SetupTimes {
   namespacesMs: number;
   hostsMs: number;
+  /** Starting hostclaim-apiserver with every host in place until /readyz. */
+  serverStartMs: number;
   claimsMs: number;
   bindingMs: number;
   totalMs: number;
+  /** Where the time went: CPU seconds of each process during each step. */
+  steps: SetupStep[];
+}
+
+export interface CpuReading {
+  readonly controlPlane: number;
+  /** Undefined while hostclaim-apiserver is stopped. */
+  readonly server: { readonly pid: number; readonly seconds: number } | undefined;
+  readonly client: number;
+}
+
+export interface SetupStep {
+  readonly step: string;
+  readonly seconds: number;
+  readonly cpuSeconds: { readonly controlPlane: number; readonly server: number; readonly client: number };
+}
+
+export interface SetupHooks {
+  /** Stops hostclaim-apiserver while the hosts are created, and starts it again. */
+  stopServer(): Promise<void>;
+  startServer(): Promise<void>;
+  cpu(): Promise<CpuReading>;
 }
 
 const RETRIABLE = new Set([429, 500, 502, 503, 504]);
@@ -87,63 +111,84 @@ export interface ScenarioClients {
   readonly tenant: H2Client;
 }
 
-export async function buildScenario(config: BenchConfig, clients: ScenarioClients, log: (line: string) => void): Promise<SetupTimes> {
+/**
+ * hostclaim-apiserver is stopped while the hosts are created: every host
+ * event makes the server recompute HardwareData for every tenant namespace,
+ * which cost it as much CPU as kube-apiserver spent on the writes and halved
+ * the setup rate on 2 cores. Started afterwards, it reads every host once;
+ * the claims are then created through it, as tenants would.
+ */
+export async function buildScenario(config: BenchConfig, clients: ScenarioClients, hooks: SetupHooks, log: (line: string) => void): Promise<SetupTimes> {
   const { admin, tenant } = clients;
   const concurrency = config.setupConcurrency;
-  const started = Date.now();
+  const steps: SetupStep[] = [];
+  const step = async (name: string, work: () => Promise<void>): Promise<number> => {
+    const before = await hooks.cpu();
+    const started = performance.now();
+    await work();
+    const milliseconds = performance.now() - started;
+    const after = await hooks.cpu();
+    const serverBefore = before.server !== undefined && before.server.pid === after.server?.pid ? before.server.seconds : 0;
+    const cpuSeconds = { controlPlane: after.controlPlane - before.controlPlane, server: (after.server?.seconds ?? serverBefore) - serverBefore, client: after.client - before.client };
+    steps.push({ step: name, seconds: milliseconds / 1000, cpuSeconds });
+    log(`setup: ${name} in ${(milliseconds / 1000).toFixed(1)} s (CPU s: control plane ${cpuSeconds.controlPlane.toFixed(1)}, server ${cpuSeconds.server.toFixed(1)}, bench ${cpuSeconds.client.toFixed(1)})`);
+    return milliseconds;
+  };
   const tenants = Array.from({ length: config.namespaces }, (_, i) => tenantNamespace(i));
   const infra = Array.from({ length: config.hostNamespaces }, (_, i) => hostNamespace(i));
 
-  await forEachConcurrently([...infra, ...tenants], concurrency, async (name) => {
-    const labels = name.startsWith('bench-t-') ? { [TENANT_LABEL]: 'true' } : {};
-    await post(admin, '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } });
+  const namespacesMs = await step(`${tenants.length + infra.length} namespaces, RoleBindings, policies`, async () => {
+    await forEachConcurrently([...infra, ...tenants], concurrency, async (name) => {
+      const labels = name.startsWith('bench-t-') ? { [TENANT_LABEL]: 'true' } : {};
+      await post(admin, '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } });
+    });
+    await forEachConcurrently(tenants, concurrency, (namespace) =>
+      post(admin, `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/rolebindings`, {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: { name: 'bench-tenant-admin', namespace },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: TENANT_USER }],
+      }),
+    );
+    await forEachConcurrently(infra, concurrency, (namespace) =>
+      post(admin, `${METAL3}/namespaces/${namespace}/hostdeploypolicies`, {
+        apiVersion: 'metal3.io/v1alpha1',
+        kind: 'HostDeployPolicy',
+        metadata: { name: 'tenants', namespace },
+        spec: { hostClaimNamespaces: { hasLabels: [{ name: TENANT_LABEL, value: 'true' }] } },
+      }),
+    );
   });
-  await forEachConcurrently(tenants, concurrency, (namespace) =>
-    post(admin, `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/rolebindings`, {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'RoleBinding',
-      metadata: { name: 'bench-tenant-admin', namespace },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' },
-      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: TENANT_USER }],
-    }),
-  );
-  await forEachConcurrently(infra, concurrency, (namespace) =>
-    post(admin, `${METAL3}/namespaces/${namespace}/hostdeploypolicies`, {
-      apiVersion: 'metal3.io/v1alpha1',
-      kind: 'HostDeployPolicy',
-      metadata: { name: 'tenants', namespace },
-      spec: { hostClaimNamespaces: { hasLabels: [{ name: TENANT_LABEL, value: 'true' }] } },
-    }),
-  );
-  const namespacesDone = Date.now();
-  log(`setup: ${tenants.length + infra.length} namespaces, RoleBindings and policies in ${namespacesDone - started} ms`);
 
-  let created = 0;
-  await forEachConcurrently(
-    Array.from({ length: config.hosts }, (_, i) => i),
-    concurrency,
-    async (index) => {
-      await createHost(admin, config, index);
-      if (++created % 1000 === 0) log(`setup: ${created}/${config.hosts} BareMetalHosts`);
-    },
-  );
-  const hostsDone = Date.now();
-  log(`setup: ${config.hosts} BareMetalHosts (create + status) in ${hostsDone - namespacesDone} ms`);
+  await hooks.stopServer();
+  const hostsMs = await step(`${config.hosts} BareMetalHosts (create + status), server stopped`, async () => {
+    let created = 0;
+    await forEachConcurrently(
+      Array.from({ length: config.hosts }, (_, i) => i),
+      concurrency,
+      async (index) => {
+        await createHost(admin, config, index);
+        if (++created % 1000 === 0) log(`setup: ${created}/${config.hosts} BareMetalHosts`);
+      },
+    );
+  });
+  const serverStartMs = await step('hostclaim-apiserver start', () => hooks.startServer());
 
   const claims = tenants.flatMap((namespace, k) => Array.from({ length: config.claimsPerNamespace }, (_, j) => ({ namespace, k, j })));
-  created = 0;
-  await forEachConcurrently(claims, concurrency, async ({ namespace, k, j }) => {
-    const pool = claimSelectsBoundPool(config, k, j) ? 'a' : 'none';
-    await post(tenant, `${CLAIMS}/namespaces/${namespace}/hostclaims`, newClaim(`c-${j}`, { [HALF_LABEL]: j % 2 === 0 ? 'even' : 'odd' }, pool));
-    if (++created % 1000 === 0) log(`setup: ${created}/${claims.length} HostClaims`);
+  const claimsMs = await step(`${claims.length} HostClaims through the aggregator`, async () => {
+    let created = 0;
+    await forEachConcurrently(claims, concurrency, async ({ namespace, k, j }) => {
+      const pool = claimSelectsBoundPool(config, k, j) ? 'a' : 'none';
+      await post(tenant, `${CLAIMS}/namespaces/${namespace}/hostclaims`, newClaim(`c-${j}`, { [HALF_LABEL]: j % 2 === 0 ? 'even' : 'odd' }, pool));
+      if (++created % 1000 === 0) log(`setup: ${created}/${claims.length} HostClaims`);
+    });
   });
-  const claimsDone = Date.now();
-  log(`setup: ${claims.length} HostClaims in ${claimsDone - hostsDone} ms`);
-
-  await waitForBoundHosts(admin, config.hostsBound, 'a', config.setupBindTimeoutMs, log);
-  const bound = Date.now();
-  log(`setup: ${config.hostsBound} hosts bound by the binder ${bound - claimsDone} ms after the last claim`);
-  return { namespacesMs: namespacesDone - started, hostsMs: hostsDone - namespacesDone, claimsMs: claimsDone - hostsDone, bindingMs: bound - claimsDone, totalMs: bound - started };
+  const bindingMs = await step(`binder binding ${config.hostsBound} claims (after the last create)`, () =>
+    waitForBoundHosts(admin, config.hostsBound, 'a', config.setupBindTimeoutMs, log),
+  );
+  const totalMs = namespacesMs + hostsMs + serverStartMs + claimsMs + bindingMs;
+  return { namespacesMs, hostsMs, serverStartMs, claimsMs, bindingMs, totalMs, steps };
 }
 
 export function newClaim(name: string, labels: Record<string, string>, pool: string): unknown {

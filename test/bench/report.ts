@@ -24,7 +24,10 @@ function readRow(comparison: Comparison): string {
 }
 
 function watchCell(run: WatchRun): string {
-  const problems = run.refused + run.errorEvents > 0 ? `; **${run.refused} watches refused, ${run.errorEvents} ERROR events**` : '';
+  const statuses = Object.entries(run.refusedStatuses)
+    .map(([status, count]) => `${count}× ${status === '0' ? 'no answer' : status}`)
+    .join(', ');
+  const problems = run.refused + run.errorEvents > 0 ? `; **${run.refused} watches refused (first repetition: ${statuses || 'none'}), ${run.errorEvents} ERROR events**` : '';
   return `p50 ${n(run.p50Ms)} ms, p99 ${n(run.p99Ms)} ms; ${run.delivered}/${run.expected} events; +${n(run.rssAddedMb)} MB RSS; all established in ${n(run.establishMs, 0)} ms${problems}`;
 }
 
@@ -42,7 +45,7 @@ export function markdownSummary(results: BenchResults): string {
     '| Request | Through the aggregator (us) | kube-apiserver serving the backing resource | us ÷ direct |',
     '|---|---|---|---|',
     ...Object.values(reads).map(readRow),
-    `| ${watch.us.watchers} watches (${config.clusterWideWatchers} cluster-wide), ${config.watchWrites} writes: delay from write to event | ${watchCell(watch.us)} | ${watchCell(watch.direct)} | p50 ${n(watch.ratio.p50Ms, 2)}×, p99 ${n(watch.ratio.p99Ms, 2)}× |`,
+    `| ${config.watchers} watches (${config.clusterWideWatchers} cluster-wide, the others on ${config.watchNamespaces} namespace(s)), ${config.watchWrites} writes: delay from write to event | ${watchCell(watch.us)} | ${watchCell(watch.direct)} | p50 ${n(watch.ratio.p50Ms, 2)}×, p99 ${n(watch.ratio.p99Ms, 2)}× |`,
     '',
     `Binding: ${binding.associated}/${binding.claims} new claims Associated, the last ${n(binding.secondsAfterLastCreate, 2)} s after the last create (creating them took ${n(binding.createSeconds)} s); ${binding.doubleBinds} hosts bound twice.`,
     `Footprint: hostclaim-apiserver RSS ${n(footprint.rssAfterSetupMb, 0)} MB after setup, ${n(footprint.rssAfterRestartMb, 0)} MB after a restart; /readyz ${n(footprint.readySecondsAfterRestart, 2)} s after the restart.`,

@@ -144,7 +144,7 @@ async function watchComparison(
         const run = await runWatchFanOut(config, side, `${name[0] ?? ''}${repetition}`);
         runs[name].push(run);
         log(
-          `watch ${name} #${repetition + 1}: ${run.watchers} watchers, ${run.delivered}/${run.expected} events, p50 ${run.p50Ms.toFixed(1)} ms, p99 ${run.p99Ms.toFixed(1)} ms, +${run.rssAddedMb.toFixed(1)} MB RSS, established in ${run.establishMs.toFixed(0)} ms`,
+          `watch ${name} #${repetition + 1}: ${run.watchers} watchers (refused: ${JSON.stringify(run.refusedStatuses)}), ${run.delivered}/${run.expected} events, p50 ${run.p50Ms.toFixed(1)} ms, p99 ${run.p99Ms.toFixed(1)} ms, +${run.rssAddedMb.toFixed(1)} MB RSS, established in ${run.establishMs.toFixed(0)} ms`,
         );
       } finally {
         namespacedClient.close();

@@ -19,6 +19,8 @@ export interface WatchRun {
   readonly watchers: number;
   /** Watches the server refused (not counted in `watchers`), and ERROR events received. */
   readonly refused: number;
+  /** How many watches were refused with each status (0: the stream failed before an answer). */
+  readonly refusedStatuses: Record<string, number>;
   readonly errorEvents: number;
   readonly writes: number;
   readonly expected: number;
@@ -127,6 +129,7 @@ export async function runWatchFanOut(config: BenchConfig, side: WatchSide, runId
     return {
       watchers: active.length,
       refused: streams.length - active.length,
+      refusedStatuses: countBy(statuses.filter((status) => status !== 200).map(String)),
       errorEvents,
       writes: config.watchWrites,
       expected,
@@ -146,6 +149,7 @@ export function medianWatch(runs: readonly WatchRun[]): WatchRun {
   return {
     watchers: of((r) => r.watchers),
     refused: of((r) => r.refused),
+    refusedStatuses: runs[0]?.refusedStatuses ?? {},
     errorEvents: of((r) => r.errorEvents),
     writes: of((r) => r.writes),
     expected: of((r) => r.expected),
@@ -155,6 +159,12 @@ export function medianWatch(runs: readonly WatchRun[]): WatchRun {
     rssAddedMb: of((r) => r.rssAddedMb),
     establishMs: of((r) => r.establishMs),
   };
+}
+
+function countBy(keys: readonly string[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const key of keys) counts[key] = (counts[key] ?? 0) + 1;
+  return counts;
 }
 
 /** Sessions enough for `streams` concurrent streams at 100 per session (below kube-apiserver's per-connection limit). */

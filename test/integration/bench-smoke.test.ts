@@ -58,7 +58,7 @@ describe('make bench on a small scenario', () => {
     const expected = smokeConfig.watchWrites * watchers;
     for (const side of ['us', 'direct'] as const) {
       const run = results.watch[side];
-      expect(run).toMatchObject({ watchers, refused: 0, errorEvents: 0 });
+      expect(run).toMatchObject({ watchers, refused: 0, refusedStatuses: {}, errorEvents: 0 });
       expect(run.expected).toBe(expected);
       expect(run.delivered).toBe(expected);
       expectPositive(run.p50Ms, `watch.${side}.p50Ms`);

@@ -25,7 +25,7 @@ export function judge(results: Omit<BenchResults, 'criteria'>): Criterion[] {
     check(`HardwareData LIST of ${visible} visible hosts ≤ 1.0× the direct BareMetalHost LIST time (p50)`, `${ratio(reads.hardwareDataList.ratio.p50Ms)} (${ms(reads.hardwareDataList.us.p50Ms)} vs ${ms(reads.hardwareDataList.direct.p50Ms)})`, reads.hardwareDataList.ratio.p50Ms <= 1.0),
     check(
       `Cluster-wide HardwareData LIST paginates (limit=${config.pageLimit})`,
-      pagination.error === undefined ? `first page ${pagination.firstPageItems} items, ${(pagination.firstPageBytes / 1e6).toFixed(1)} MB, continue ${pagination.firstPageHasContinue ? 'yes' : 'no'}, next page ${pagination.secondPageOk ? 'ok' : 'not served'}` : `failed: ${pagination.error}`,
+      pagination.error === undefined ? `limit=${pagination.limit}: first page ${pagination.firstPageItems} items, ${(pagination.firstPageBytes / 1e6).toFixed(1)} MB, continue ${pagination.firstPageHasContinue ? 'yes' : 'no'}, next page ${pagination.secondPageOk ? 'ok' : 'not served'}` : `failed: ${pagination.error}`,
       pagination.paginates,
     ),
     check(`${config.watchers} watchers: p99 delivery ≤ 100 ms after a write`, ms(watch.us.p99Ms), watch.us.p99Ms <= 100),

@@ -43,6 +43,12 @@ export interface Footprint {
   /** From starting a stopped server until its /readyz answers 200, at the full scenario. */
   readonly readySecondsAfterRestart: number;
   readonly rssAfterRestartMb: number;
+  /**
+   * CPU the control plane and the server spend per second with no client
+   * request at all (informers, the binder, leader election), over 5 s after
+   * setup: it is inside every phase's CPU-per-request figure on both sides.
+   */
+  readonly idleCpuMsPerSecond: { readonly controlPlane: number; readonly server: number };
 }
 
 export interface BenchResults {
@@ -91,13 +97,15 @@ export async function runBench(env: DevEnvironment, config: BenchConfig, log: (l
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
     const rssAfterSetupMb = (await rssBytes(serverPid(env))) / 1e6;
     log(`hostclaim-apiserver RSS after setup: ${rssAfterSetupMb.toFixed(0)} MB`);
+    const idleCpuMsPerSecond = await idleCpu(processes());
+    log(`idle CPU: control plane ${idleCpuMsPerSecond.controlPlane.toFixed(0)} ms/s, hostclaim-apiserver ${idleCpuMsPerSecond.server.toFixed(0)} ms/s`);
 
     const reads = await runReads(config, { tenant, admin }, processes, log);
     const watch = await watchComparison(env, config, { tenant: tenantIdentity, admin: adminIdentity }, log);
     const binding = await runBinding(config, { tenant, admin }, log);
     const pagination = await hardwareDataPagination(config, admin);
     log(`cluster-wide HardwareData LIST limit=${config.pageLimit}: ${JSON.stringify(pagination)}`);
-    const footprint = { rssAfterSetupMb, ...(await restartFootprint(env, log)) };
+    const footprint = { rssAfterSetupMb, idleCpuMsPerSecond, ...(await restartFootprint(env, log)) };
 
     const partial = {
       schema: RESULTS_SCHEMA,
@@ -160,7 +168,20 @@ async function watchComparison(
   return { us, direct, ratio: { p50Ms: us.p50Ms / direct.p50Ms, p99Ms: us.p99Ms / direct.p99Ms }, runs };
 }
 
-async function restartFootprint(env: DevEnvironment, log: (line: string) => void): Promise<Omit<Footprint, 'rssAfterSetupMb'>> {
+async function idleCpu(processes: CpuProcesses): Promise<Footprint['idleCpuMsPerSecond']> {
+  const read = async (): Promise<{ controlPlane: number; server: number }> => ({
+    controlPlane: (await Promise.all(processes.controlPlane.map(cpuSeconds))).reduce((sum, seconds) => sum + seconds, 0),
+    server: await cpuSeconds(processes.server),
+  });
+  const before = await read();
+  const started = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+  const after = await read();
+  const seconds = (performance.now() - started) / 1000;
+  return { controlPlane: ((after.controlPlane - before.controlPlane) * 1000) / seconds, server: ((after.server - before.server) * 1000) / seconds };
+}
+
+async function restartFootprint(env: DevEnvironment, log: (line: string) => void): Promise<Omit<Footprint, 'rssAfterSetupMb' | 'idleCpuMsPerSecond'>> {
   await env.stopServer();
   const started = performance.now();
   const restarted = env.restartServer();

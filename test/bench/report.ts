@@ -48,7 +48,7 @@ export function markdownSummary(results: BenchResults): string {
     `| ${config.watchers} watches (${config.clusterWideWatchers} cluster-wide, the others on ${config.watchNamespaces} namespace(s)), ${config.watchWrites} writes: delay from write to event | ${watchCell(watch.us)} | ${watchCell(watch.direct)} | p50 ${n(watch.ratio.p50Ms, 2)}×, p99 ${n(watch.ratio.p99Ms, 2)}× |`,
     '',
     `Binding: ${binding.associated}/${binding.claims} new claims Associated, the last ${n(binding.secondsAfterLastCreate, 2)} s after the last create (creating them took ${n(binding.createSeconds)} s); ${binding.doubleBinds} hosts bound twice.`,
-    `Footprint: hostclaim-apiserver RSS ${n(footprint.rssAfterSetupMb, 0)} MB after setup, ${n(footprint.rssAfterRestartMb, 0)} MB after a restart; /readyz ${n(footprint.readySecondsAfterRestart, 2)} s after the restart. With no client requests, the control plane spends ${n(footprint.idleCpuMsPerSecond.controlPlane, 0)} ms of CPU per second and hostclaim-apiserver ${n(footprint.idleCpuMsPerSecond.server, 0)} ms/s (included in every CPU-per-request figure, on both sides).`,
+    `Footprint: hostclaim-apiserver RSS ${n(footprint.rssAfterSetupMb, 0)} MB after setup, ${n(footprint.rssAfterRestartMb, 0)} MB after a restart; /readyz ${n(footprint.readySecondsAfterRestart, 2)} s after the restart. Before the first phase the bench waited ${n(footprint.quiesceSeconds, 0)} s for the control plane to become quiet; then, with no client requests, it spent ${n(footprint.idleCpuMsPerSecond.controlPlane, 0)} ms of CPU per second and hostclaim-apiserver ${n(footprint.idleCpuMsPerSecond.server, 0)} ms/s (included in every CPU-per-request figure, on both sides).`,
     '',
     '| Done when (issue #12) | This run | |',
     '|---|---|---|',

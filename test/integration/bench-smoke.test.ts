@@ -78,6 +78,7 @@ describe('make bench on a small scenario', () => {
     expect(results.setup.steps.map((step) => step.seconds > 0 && Object.values(step.cpuSeconds).every((seconds) => Number.isFinite(seconds) && seconds >= 0))).toEqual([true, true, true, true, true]);
     // Idle CPU is counted in 10 ms ticks over 5 s: it may be 0 on a quiet server.
     for (const idle of Object.values(results.footprint.idleCpuMsPerSecond)) expect(Number.isFinite(idle) && idle >= 0).toBe(true);
+    expectPositive(results.footprint.quiesceSeconds, 'footprint.quiesceSeconds');
     expect(results.hardwareDataPagination.error).toBeUndefined();
     expectPositive(results.hardwareDataPagination.firstPageItems, 'hardwareDataPagination.firstPageItems');
   });

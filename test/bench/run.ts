@@ -6,6 +6,7 @@
 // test in `make test` (test/integration/bench-smoke.test.ts).
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { DevEnvironment } from '../controlplane/environment.js';
@@ -128,6 +129,8 @@ export async function runBench(env: DevEnvironment, config: BenchConfig, log: (l
   } finally {
     admin.close();
     tenant.close();
+    // Not one of the environment's files: it would outlive env.stop().
+    await rm(tenantKubeconfig, { force: true });
   }
 }
 

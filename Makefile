@@ -69,6 +69,10 @@ test: deps lint lint-manifests typecheck unit integration ## every check and tes
 fuzz: deps build controlplane ## fuzz every parsed input against kube's answers (FUZZ_RUNS=100000 FUZZ_SEED=20260515; see docs/reliability.md)
 	tsx test/fuzz/cli.ts
 
+.PHONY: bench
+bench: deps build controlplane bmo ## benchmark against kube-apiserver serving the backing CRDs at issue #12's scale (~30 min; BENCH_* settings in test/bench/config.ts; see docs/performance.md)
+	tsx test/bench/cli.ts
+
 .PHONY: dev
 dev: deps build controlplane bmo ## run everything locally until Ctrl-C (see README)
 	tsx test/controlplane/cli.ts dev
@@ -83,4 +87,4 @@ down: deps ## stop the background dev environment
 
 .PHONY: clean
 clean: ## remove build output and local dev state (keeps caches)
-	rm -rf dist .dev $(REPORTS)
+	rm -rf dist .dev $(REPORTS) .bench-results

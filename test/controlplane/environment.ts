@@ -12,7 +12,7 @@ import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { createCertificateAuthority, issueCertificate } from '../../src/pki/certificates.js';
-import { startBareMetalOperator, type BareMetalOperator } from './baremetal-operator.js';
+import { installBareMetalOperatorCrds, resolveBareMetalOperator, startBareMetalOperator, type BareMetalOperator } from './baremetal-operator.js';
 import { startControlPlane, type ControlPlane } from './controlplane.js';
 import { isHealthy, servedCertificateFingerprint } from './http.js';
 import { freeLoopbackPort } from './network.js';
@@ -39,6 +39,12 @@ export interface DevEnvironmentOptions {
   binDir?: string;
   /** Also run metal3's baremetal-operator with its fixture provisioner (see baremetal-operator.ts). */
   bareMetalOperator?: boolean;
+  /**
+   * Install baremetal-operator's CRDs before the server starts, without
+   * running it (implied by `bareMetalOperator`): BareMetalHosts are then
+   * created directly, with a status written through the status subresource.
+   */
+  bareMetalOperatorCrds?: boolean;
   /**
    * The server's `--controllers` (default `*`). API conformance tests run
    * `*,-binder`: they compare exact resourceVersions with kube-apiserver's,
@@ -154,6 +160,7 @@ class LocalDevEnvironment implements DevEnvironment {
   readonly #serverEntry: string;
   readonly #keepLogs: boolean;
   readonly #withBareMetalOperator: boolean;
+  readonly #withBareMetalOperatorCrds: boolean;
   readonly #controllers: string;
   #bareMetalOperator: BareMetalOperator | undefined;
   readonly #log: (line: string) => void;
@@ -183,6 +190,7 @@ class LocalDevEnvironment implements DevEnvironment {
     this.#serverEntry = path.resolve(repoPath(), options.serverEntry);
     this.#keepLogs = options.keepLogs ?? false;
     this.#withBareMetalOperator = options.bareMetalOperator ?? false;
+    this.#withBareMetalOperatorCrds = options.bareMetalOperatorCrds ?? false;
     this.#controllers = options.controllers ?? '*';
     this.#log = options.log ?? (() => undefined);
   }
@@ -206,6 +214,8 @@ class LocalDevEnvironment implements DevEnvironment {
     // Before the server, so the metal3.io CRDs it reads already exist.
     if (this.#withBareMetalOperator) {
       this.#bareMetalOperator = await startBareMetalOperator({ controlPlane: cp, logDir: this.logDir, log: this.#log });
+    } else if (this.#withBareMetalOperatorCrds) {
+      await installBareMetalOperatorCrds(cp, (await resolveBareMetalOperator()).crdDir);
     }
     await this.#writeKubeconfigs();
     await fs.mkdir(path.dirname(this.servingCertPath), { recursive: true, mode: 0o700 });

@@ -1,0 +1,149 @@
+// The benchmark's HTTP client: HTTP/2 to kube-apiserver with a client
+// certificate, as client-go talks to it (one TLS connection, many
+// multiplexed streams), so the client's own cost per request stays small on a
+// 2-core machine. Bodies are kept as bytes: parsing a 10,000-item list would
+// cost the client more CPU than the servers spend answering it.
+import http2 from 'node:http2';
+
+export interface TlsIdentity {
+  readonly ca: string;
+  readonly cert: string;
+  readonly key: string;
+}
+
+export interface H2Response {
+  readonly status: number;
+  readonly body: Buffer;
+}
+
+export interface H2Request {
+  readonly method?: string;
+  readonly path: string;
+  readonly headers?: Record<string, string>;
+  readonly body?: string;
+  readonly timeoutMs?: number;
+}
+
+export interface WatchStream {
+  /** Resolves with the response status once the headers arrived. */
+  readonly established: Promise<number>;
+  close(): void;
+}
+
+const DEFAULT_TIMEOUT_MS = 180_000;
+
+/** A pool of HTTP/2 sessions to one server; streams are spread round-robin, sessions re-opened when closed. */
+export class H2Client {
+  readonly #sessions: (http2.ClientHttp2Session | undefined)[];
+  #next = 0;
+
+  constructor(
+    readonly origin: string,
+    readonly identity: TlsIdentity,
+    sessions = 1,
+  ) {
+    this.#sessions = new Array<http2.ClientHttp2Session | undefined>(sessions).fill(undefined);
+  }
+
+  #session(): http2.ClientHttp2Session {
+    const index = this.#next++ % this.#sessions.length;
+    const current = this.#sessions[index];
+    if (current !== undefined && !current.closed && !current.destroyed) return current;
+    const session = http2.connect(this.origin, { ca: this.identity.ca, cert: this.identity.cert, key: this.identity.key });
+    session.on('error', () => {
+      this.#sessions[index] = undefined;
+    });
+    session.on('goaway', () => {
+      this.#sessions[index] = undefined;
+    });
+    this.#sessions[index] = session;
+    return session;
+  }
+
+  request(request: H2Request): Promise<H2Response> {
+    return new Promise((resolve, reject) => {
+      const headers: http2.OutgoingHttpHeaders = {
+        ':method': request.method ?? 'GET',
+        ':path': request.path,
+        accept: 'application/json',
+        ...request.headers,
+      };
+      const stream = this.#session().request(headers, { endStream: request.body === undefined });
+      const chunks: Buffer[] = [];
+      let status = 0;
+      stream.setTimeout(request.timeoutMs ?? DEFAULT_TIMEOUT_MS, () => {
+        stream.close(http2.constants.NGHTTP2_CANCEL);
+        reject(new Error(`${request.method ?? 'GET'} ${request.path}: no answer within ${request.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms`));
+      });
+      stream.on('response', (responseHeaders) => {
+        status = Number(responseHeaders[':status']);
+      });
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('end', () => {
+        resolve({ status, body: Buffer.concat(chunks) });
+      });
+      stream.on('error', reject);
+      if (request.body !== undefined) stream.end(request.body);
+    });
+  }
+
+  /** Like request(), but throws unless 2xx and parses the body. */
+  async json<T>(request: H2Request): Promise<T> {
+    const response = await this.request(request);
+    if (response.status < 200 || response.status > 299) {
+      throw new Error(`${request.method ?? 'GET'} ${request.path}: ${response.status} ${response.body.toString('utf8').slice(0, 500)}`);
+    }
+    return JSON.parse(response.body.toString('utf8')) as T;
+  }
+
+  /** A long-running GET (a watch); `onLine` gets every complete newline-terminated line of the body. */
+  watch(path: string, onLine: (line: string) => void): WatchStream {
+    const stream = this.#session().request({ ':method': 'GET', ':path': path, accept: 'application/json' }, { endStream: true });
+    let pending = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      pending += chunk;
+      let newline = pending.indexOf('\n');
+      while (newline >= 0) {
+        const line = pending.slice(0, newline);
+        pending = pending.slice(newline + 1);
+        if (line.trim() !== '') onLine(line);
+        newline = pending.indexOf('\n');
+      }
+    });
+    const established = new Promise<number>((resolve, reject) => {
+      stream.on('response', (headers) => {
+        resolve(Number(headers[':status']));
+      });
+      stream.on('error', reject);
+      stream.on('close', () => {
+        reject(new Error(`watch ${path} closed before its headers`));
+      });
+    });
+    // A stream reset after the measurement (close()) is expected.
+    stream.on('error', () => undefined);
+    return {
+      established,
+      close: () => {
+        stream.close(http2.constants.NGHTTP2_CANCEL);
+      },
+    };
+  }
+
+  close(): void {
+    for (const session of this.#sessions) session?.close();
+    this.#sessions.fill(undefined);
+  }
+}
+
+/** Runs `task` for every item with at most `concurrency` in flight; rejects with the first failure. */
+export async function forEachConcurrently<T>(items: readonly T[], concurrency: number, task: (item: T, index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const index = next++;
+      await task(items[index] as T, index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+}

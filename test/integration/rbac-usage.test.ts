@@ -111,9 +111,15 @@ beforeAll(async () => {
 
 describe('permissions in deploy/base/rbac.yaml', () => {
   it('expand to the expected rules', async () => {
-    // A guard on the expansion itself: the ClusterRole's Secret rule has six verbs, the Lease rule one name.
+    // A guard on the expansion itself: the ClusterRole's Secret rule has six verbs, the Role's two; the Lease rule one name.
     const all = permissions(rbacObjects(await fs.readFile(RBAC_FILE, 'utf8')));
-    expect(all.filter((permission) => permission.resource === 'secrets').map((permission) => permission.verb)).toEqual(['get', 'list', 'watch', 'create', 'update', 'delete']);
+    const secrets = all.filter((permission) => permission.resource === 'secrets');
+    expect(secrets.filter((permission) => permission.role.startsWith('ClusterRole ')).map((permission) => permission.verb)).toEqual(['get', 'list', 'watch', 'create', 'update', 'delete']);
+    // The continue-token key: create in the storage namespace, and get by name.
+    expect(secrets.filter((permission) => permission.role.startsWith('Role ')).map((permission) => `${permission.verb} ${permission.resourceName ?? '*'}`)).toEqual([
+      'create *',
+      'get hostclaim-apiserver-continue-token-key',
+    ]);
     expect(all.filter((permission) => permission.resource === 'leases')).toEqual([
       { role: 'Role hostclaim-system/hostclaim-apiserver', namespace: 'hostclaim-system', apiGroup: 'coordination.k8s.io', resource: 'leases', verb: 'create' },
       { role: 'Role hostclaim-system/hostclaim-apiserver', namespace: 'hostclaim-system', apiGroup: 'coordination.k8s.io', resource: 'leases', verb: 'get', resourceName: 'hostclaim-binder' },

@@ -74,7 +74,7 @@ export class HardwareDataFeed {
     private readonly claims: ClaimSource,
   ) {
     this.merge = new InputMerge({
-      position: (rv) => maxOf(rv, revision(hub.currentResourceVersion())),
+      position: (rv) => positionAfter(rv, revision(hub.currentResourceVersion())),
       onProgress: (rv) => {
         if (hub.hasSynced() && rv > 0n) hub.progress(rv.toString());
       },
@@ -339,6 +339,17 @@ function minimum(revisions: readonly (bigint | undefined)[]): bigint {
 /** A consistent read that cannot be served in time: kube's answer, and the client retries. */
 function notCurrent(path: string): ApiError {
   return new ApiError(504, 'Timeout', `Timeout: the cache of ${path.split('/').at(-1) ?? path} is not current; retry`, { retryAfterSeconds: 1 });
+}
+
+/**
+ * Where a change goes in the hub: its revision, or just past the hub's
+ * current position when a relist already moved the hub there (a restart at
+ * a newer list, or one past the current position). Never *at* the current
+ * position: a watcher started there has seen that state, so a change
+ * published at it would never reach that watcher.
+ */
+function positionAfter(rv: bigint, current: bigint): bigint {
+  return rv > current ? rv : current + 1n;
 }
 
 function maxOf(...values: bigint[]): bigint {

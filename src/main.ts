@@ -12,6 +12,8 @@ import { loadSchemaSource, type SchemaSource } from './api/openapi/schema-source
 import { AuthenticationConfigSource } from './auth/authentication-config.js';
 import { Authenticator } from './auth/authenticator.js';
 import { Authorizer } from './auth/authorizer.js';
+import { NamespaceAccessCache } from './auth/namespace-access.js';
+import { ScopedReadAuthorizer } from './auth/scoped-read-authorizer.js';
 import { TokenReviewAuthenticator } from './auth/token-review.js';
 import { KubeClient } from './backing/kube-client.js';
 import { parseConfig, type ServerConfig } from './config.js';
@@ -90,11 +92,15 @@ async function main(): Promise<void> {
 
   // One authorizer (and its cache) for the request pipeline and the resources' admission checks.
   const authorizer = Authorizer.delegating(client);
+  // Who may read which namespaces (RBAC from informers): namespaced lists and watches, and those of all namespaces.
+  const readAccess = new NamespaceAccessCache(informers, (user, attributes) => authorizer.authorize(user, attributes));
+  health.addReadiness({ name: 'rbac-cache', check: () => (readAccess.hasSynced() ? undefined : 'not synced') });
+  const servedResources = [hostClaimResource, hardwareDataResource].map((r) => ({ group: tenancyV1alpha1.group, resource: r.plural }));
   const app = buildHandlerChain({
     logger,
     metrics,
     authenticator: new Authenticator(() => authConfig.current(), new TokenReviewAuthenticator(client)),
-    authorizer,
+    authorizer: new ScopedReadAuthorizer(authorizer, readAccess, servedResources),
     inFlightLimits: { readOnly: config.maxRequestsInflight, mutating: config.maxMutatingRequestsInflight },
     handlers: [
       health.router(),
@@ -105,7 +111,7 @@ async function main(): Promise<void> {
       restRouter(tenancyV1alpha1, [
         { access: 'read-write', strategy: hostClaimStrategy(authorizer), store: hostClaims },
         { access: 'read-only', strategy: hardwareDataStrategy, store: hardwareData.store },
-      ]),
+      ], readAccess),
     ],
   });
   const server = new HttpsServer(app, tls);
@@ -123,6 +129,7 @@ async function main(): Promise<void> {
     await server.shutdown(config.shutdownTimeoutSeconds * 1000);
     hardwareData.feed.stop();
     hostClaims.stop();
+    readAccess.stop();
     informers.stop();
     authConfig.stop();
     certificate.reloader?.stop();

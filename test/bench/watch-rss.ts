@@ -18,6 +18,7 @@ import type { ClientRequest } from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { everyNamespace } from '../support/read-access.js';
 
 interface Pki {
   readonly serving: { certPem: string; keyPem: string; caPem: string };
@@ -145,7 +146,7 @@ async function child(root: string): Promise<void> {
     authenticator: new Authenticator(() => auth, { authenticate: () => Promise.resolve({ kind: 'none' as const }) }),
     authorizer,
     inFlightLimits: { readOnly: 400, mutating: 200 },
-    handlers: [restRouter(tenancyV1alpha1, [{ access: 'read-only', strategy: hardwareDataStrategy, store }])],
+    handlers: [restRouter(tenancyV1alpha1, [{ access: 'read-only', strategy: hardwareDataStrategy, store }], everyNamespace)],
   });
   const server = new HttpsServer(app, new TlsContextSwitch({ certPem: pki.serving.certPem, keyPem: pki.serving.keyPem }, auth));
   const { port } = await server.listen(0, '127.0.0.1');

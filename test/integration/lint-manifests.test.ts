@@ -30,7 +30,7 @@ describe('make lint-manifests', () => {
     expect(await lintManifests(checkout, { binDir })).toEqual([
       { entryPoint: 'deploy', code: 0, output: 'Summary: 18 resources found parsing stdin - Valid: 18, Invalid: 0, Errors: 0, Skipped: 0\n' },
       { entryPoint: 'deploy/overlays/cert-manager', code: 0, output: 'Summary: 21 resources found parsing stdin - Valid: 21, Invalid: 0, Errors: 0, Skipped: 0\n' },
-      { entryPoint: 'deploy/overlays/dev', code: 0, output: 'Summary: 21 resources found parsing stdin - Valid: 21, Invalid: 0, Errors: 0, Skipped: 0\n' },
+      { entryPoint: 'deploy/overlays/dev', code: 0, output: 'Summary: 23 resources found parsing stdin - Valid: 23, Invalid: 0, Errors: 0, Skipped: 0\n' },
     ]);
   }, SCHEMA_GENERATION_TIMEOUT_MS);
 
@@ -52,6 +52,6 @@ describe('make lint-manifests', () => {
     expect(certManager?.output).toMatch(/\nSummary: 21 resources found parsing stdin - Valid: 19, Invalid: 2, Errors: 0, Skipped: 0\n$/);
 
     // The dev overlay deletes the Deployment, so only the cert-manager-free base is left: valid.
-    expect(dev).toEqual({ entryPoint: 'deploy/overlays/dev', code: 0, output: 'Summary: 21 resources found parsing stdin - Valid: 21, Invalid: 0, Errors: 0, Skipped: 0\n' });
+    expect(dev).toEqual({ entryPoint: 'deploy/overlays/dev', code: 0, output: 'Summary: 23 resources found parsing stdin - Valid: 23, Invalid: 0, Errors: 0, Skipped: 0\n' });
   }, SCHEMA_GENERATION_TIMEOUT_MS);
 });

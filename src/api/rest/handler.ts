@@ -8,7 +8,7 @@
  */
 import type { Router } from 'express';
 import { Router as createRouter } from 'express';
-import { requestContext } from '../../server/context.js';
+import { requestContext, requestUser } from '../../server/context.js';
 import type { ResourceRequestInfo } from '../request-info.js';
 import { groupVersionString, type ApiGroupVersion, type Verb } from '../resource.js';
 import { escapeFieldValue, parseFieldSelector } from '../selectors.js';
@@ -20,7 +20,9 @@ import { deleteCollection, deleteObject } from './delete.js';
 import { patchObject } from './patch.js';
 import { parseListParameters, type ListParameters } from './query.js';
 import { SelectionPredicate, selectableFields } from './selection.js';
+import { listScoped, restrictedNamespaces, ScopedSelection, type ReadAccess } from './namespace-scope.js';
 import { getObject, listObjects, listScope } from './read.js';
+import { respondList } from './representation.js';
 import { updateObject } from './update.js';
 import { serveWatch } from './watch.js';
 
@@ -29,7 +31,8 @@ const readVerbs: readonly Verb[] = ['get', 'list', 'watch'];
 const objectVerbs: readonly string[] = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'];
 const subresourceVerbs: readonly string[] = ['get', 'update', 'patch'];
 
-export function restRouter(gv: ApiGroupVersion, resources: readonly RestResource[]): Router {
+/** `readAccess`: who may read which namespaces, for lists and watches of all namespaces (namespace-scope.ts). */
+export function restRouter(gv: ApiGroupVersion, resources: readonly RestResource[], readAccess: ReadAccess): Router {
   resources.forEach(checkAccess);
   const byPlural = new Map(resources.map((r) => [r.strategy.descriptor.plural, r]));
   const router = createRouter();
@@ -48,7 +51,7 @@ export function restRouter(gv: ApiGroupVersion, resources: readonly RestResource
     }
     const gr = { group: gv.group, resource: info.resource };
     checkRoute(info, resource, gr);
-    await dispatch({ req, res, info, url, resource, gv, gr });
+    await dispatch({ req, res, info, url, resource, gv, gr }, readAccess);
   });
   return router;
 }
@@ -85,20 +88,37 @@ function checkRoute(info: ResourceRequestInfo, resource: RestResource, gr: Group
   if ((info.verb === 'update' || info.verb === 'patch') && info.name === '') throw badRequest('name must be provided');
 }
 
-async function dispatch(call: Call): Promise<void> {
+async function dispatch(call: Call, readAccess: ReadAccess): Promise<void> {
   switch (call.info.verb) {
     case 'get':
       return getObject(call);
-    case 'list':
-      return listObjects(call);
-    case 'watch': {
-      const params = watchParameters(call);
-      return serveWatch(call.req, call.res, call.resource, groupVersionString(call.gv), listScope(call, params), params);
+    case 'list': {
+      const namespaces = await restrictedNamespaces(call, readAccess, 'list');
+      if (namespaces === undefined) return listObjects(call);
+      const params = parseListParameters(call.url.searchParams);
+      respondList(call.req, call.res, await listScoped(call, params, namespaces), call.resource.strategy);
+      return;
     }
+    case 'watch':
+      return dispatchWatch(call, readAccess);
   }
   const { resource } = call;
   if (resource.access === 'read-only') throw methodNotAllowed();
   return dispatchWrite({ ...call, resource });
+}
+
+/** A watch of all namespaces by a requester who may read only some is narrowed to them, and follows their access. */
+async function dispatchWatch(call: Call, readAccess: ReadAccess): Promise<void> {
+  const params = watchParameters(call);
+  const apiVersion = groupVersionString(call.gv);
+  const namespaces = await restrictedNamespaces(call, readAccess, 'watch');
+  if (namespaces === undefined) return serveWatch(call.req, call.res, call.resource, apiVersion, listScope(call, params), params);
+  const selection = new ScopedSelection(params.selection, namespaces);
+  const stop = readAccess.subscribe(requestUser(call.req), 'watch', call.gr, (access) => {
+    selection.update(access);
+  });
+  call.res.on('close', stop);
+  return serveWatch(call.req, call.res, call.resource, apiVersion, listScope(call, params), { ...params, selection }, selection);
 }
 
 /**

@@ -111,6 +111,11 @@ export class Watchers {
     this.dispatchTo(entry, this.allNamespaces);
   }
 
+  /** Queues events that come from outside the feed (a change of the watcher's scope) behind what is queued. */
+  inject(watcher: Watcher, events: readonly WatchEventOut[]): void {
+    for (const event of events) this.enqueue(watcher, event);
+  }
+
   activate(watcher: Watcher, floor: bigint, initial: WatchEventOut[]): void {
     if (watcher.phase !== 'pending') return;
     watcher.phase = 'active';

@@ -50,6 +50,7 @@ import {
   type WatchEventOut,
 } from './watch-events.js';
 import { WatchHistory, type HistoryEvent } from './watch-history.js';
+import { scopeChangeEvents, type ScopeChange } from './namespace-scope.js';
 import { StoredState, keyOf, type HubStateSource } from './watch-state.js';
 
 import type { WatchHubOptions, WatchHubStats, WatchRequest, WatchSink } from './watch-types.js';
@@ -283,7 +284,11 @@ export class WatchHub {
       requested === '' ? { kind: 'consistent', start: consistentStart(request) } : { kind: 'resourceVersion', rv: requestRevision(this.resource, requested) };
 
     const watcher = new Watcher(request, sink);
+    const stopScope = request.scope?.onChange((change) => {
+      this.rescope(watcher, change);
+    });
     const unsubscribe = (): void => {
+      stopScope?.();
       this.watchers.detach(watcher);
     };
     this.watchers.add(watcher);
@@ -322,6 +327,21 @@ export class WatchHub {
     this.stopped = true;
     for (const watcher of this.watchers.all()) this.watchers.close(watcher);
     this.waiters.wakeAll();
+  }
+
+  /**
+   * The watcher's readable namespaces changed (its selection already
+   * follows): ADDED/DELETED for the objects that appeared or disappeared,
+   * then a bookmark so the client's resourceVersion is current again. A
+   * watcher not yet started computes its initial events with the new scope.
+   */
+  private rescope(watcher: Watcher, change: ScopeChange): void {
+    const scope = watcher.request.scope;
+    if (watcher.phase !== 'active' || scope === undefined) return;
+    const events = scopeChangeEvents(change, scope, (namespace) => this.state.list(namespace));
+    if (events.length === 0) return;
+    if (watcher.request.allowBookmarks) events.push({ type: 'BOOKMARK', resourceVersion: this.current.toString(), initialEventsEnd: false });
+    this.watchers.inject(watcher, events);
   }
 
   // ---- starting watchers -------------------------------------------------

@@ -4,6 +4,7 @@
  * channel turned around into a sink).
  */
 import type { GroupResource } from '../status.js';
+import type { WatchScope } from './namespace-scope.js';
 import type { SelectionPredicate } from './selection.js';
 import type { ApiObject } from './types.js';
 import type { WatchEventOut } from './watch-events.js';
@@ -32,6 +33,8 @@ export interface WatchRequest {
    * it so the client resumes from a fresh resourceVersion.
    */
   readonly deadline?: number;
+  /** Set for a watch of all namespaces narrowed to the requester's: the hub follows changes of that set. */
+  readonly scope?: WatchScope;
 }
 
 /**

@@ -17,6 +17,7 @@ import type { Request, Response } from 'express';
 import { requestContext } from '../../server/context.js';
 import type { RestResource } from './contracts.js';
 import { encodeWatchEventObject, negotiateOutput, newWatchOutputState, parseIncludeObject, type OutputFormat } from './output.js';
+import type { WatchScope } from './namespace-scope.js';
 import type { ListParameters, ListScope } from './query.js';
 import type { ApiObject } from './types.js';
 import type { WatchEventOut } from './watch-hub.js';
@@ -30,6 +31,8 @@ export async function serveWatch(
   apiVersion: string,
   scope: ListScope,
   params: ListParameters,
+  /** A watch of all namespaces narrowed to the requester's (namespace-scope.ts). */
+  narrowed?: WatchScope,
 ): Promise<void> {
   const format = negotiateOutput(req.headers.accept, 'watch');
   const { url } = requestContext(req);
@@ -70,6 +73,7 @@ export async function serveWatch(
       allowBookmarks: params.allowWatchBookmarks,
       ...(consistentStart === undefined ? {} : { consistentStart }),
       deadline,
+      ...(narrowed === undefined ? {} : { scope: narrowed }),
     },
     {
       send: (event) => res.write(eventLine(event, format, state, kind, apiVersion)),

@@ -23,6 +23,7 @@ import { buildHandlerChain } from '../../../../src/server/pipeline.js';
 import { TlsContextSwitch } from '../../../../src/server/tls-context.js';
 import { json, request } from '../../../support/https-client.js';
 import { authenticationConfigMapData, createTestPki, type TestPki } from '../../../support/pki.js';
+import { everyNamespace } from '../../../support/read-access.js';
 
 const gr = { group: 'tenancy.metal3.io', resource: 'hardwaredata' };
 const object: ApiObject = {
@@ -56,7 +57,7 @@ beforeAll(async () => {
     authenticator: new Authenticator(() => auth, { authenticate: () => Promise.resolve({ kind: 'none' as const }) }),
     authorizer: new Authorizer(() => Promise.resolve({ allowed: false, reason: '' })),
     inFlightLimits: { readOnly: 10, mutating: 10 },
-    handlers: [restRouter(tenancyV1alpha1, [resource])],
+    handlers: [restRouter(tenancyV1alpha1, [resource], everyNamespace)],
   });
   server = new HttpsServer(app, new TlsContextSwitch({ certPem: serving.certPem, keyPem: serving.keyPem }, auth));
   port = (await server.listen(0, '127.0.0.1')).port;
@@ -99,6 +100,6 @@ describe('a read-only resource', () => {
 
   it('may not declare a write verb it could never serve', () => {
     const dishonest: ReadOnlyResource = { ...resource, strategy: { ...hardwareDataStrategy, descriptor: { ...hardwareDataStrategy.descriptor, verbs: ['get', 'create'] } } };
-    expect(() => restRouter(tenancyV1alpha1, [dishonest])).toThrow('hardwaredata is read-only but declares create');
+    expect(() => restRouter(tenancyV1alpha1, [dishonest], everyNamespace)).toThrow('hardwaredata is read-only but declares create');
   });
 });

@@ -41,6 +41,7 @@ import { TlsContextSwitch } from '../../../../src/server/tls-context.js';
 import { sharedLabelsAnnotation } from '../../../../src/tenancy/policy.js';
 import { json, request } from '../../../support/https-client.js';
 import { authenticationConfigMapData, createTestPki, type TestPki } from '../../../support/pki.js';
+import { everyNamespace } from '../../../support/read-access.js';
 
 const currentRv = '100';
 const tooOldMessage = 'The resourceVersion for the provided list is too old.';
@@ -169,7 +170,7 @@ beforeAll(async () => {
     authenticator: new Authenticator(() => auth, { authenticate: () => Promise.resolve({ kind: 'none' as const }) }),
     authorizer,
     inFlightLimits: { readOnly: 50, mutating: 10 },
-    handlers: [restRouter(tenancyV1alpha1, resources)],
+    handlers: [restRouter(tenancyV1alpha1, resources, everyNamespace)],
   });
   server = new HttpsServer(app, new TlsContextSwitch({ certPem: serving.certPem, keyPem: serving.keyPem }, auth));
   port = (await server.listen(0, '127.0.0.1')).port;

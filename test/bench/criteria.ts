@@ -13,7 +13,7 @@ const ratio = (value: number): string => `${value.toFixed(2)}×`;
 const ms = (value: number): string => `${value.toFixed(1)} ms`;
 
 export function judge(results: Omit<BenchResults, 'criteria'>): Criterion[] {
-  const { reads, watch, binding, footprint, hardwareDataPagination: pagination, config } = results;
+  const { reads, scopedList, watch, binding, footprint, hardwareDataPagination: pagination, config } = results;
   const visible = config.hosts - config.hostsBound;
   const check = (criterion: string, figure: string, pass: boolean): Criterion => ({ criterion, figure, pass });
   return [
@@ -27,6 +27,11 @@ export function judge(results: Omit<BenchResults, 'criteria'>): Criterion[] {
       `Cluster-wide HardwareData LIST paginates (limit=${config.pageLimit})`,
       pagination.error === undefined ? `limit=${pagination.limit}: first page ${pagination.firstPageItems} items, ${(pagination.firstPageBytes / 1e6).toFixed(1)} MB, continue ${pagination.firstPageHasContinue ? 'yes' : 'no'}, next page ${pagination.secondPageOk ? 'ok' : 'not served'}` : `failed: ${pagination.error}`,
       pagination.paginates,
+    ),
+    check(
+      `Cluster-wide LIST by a user with ${scopedList.readable} of ${scopedList.namespaces} namespaces ≤ 2× a single-namespace LIST (p50; issue #9)`,
+      `${ratio(scopedList.ratio.p50Ms)} (${ms(scopedList.clusterWide.p50Ms)} vs ${ms(scopedList.namespaced.p50Ms)}); server CPU ${ratio(scopedList.ratio.serverCpuMsPerRequest)}`,
+      scopedList.ratio.p50Ms <= 2 && scopedList.clusterWide.errors === 0,
     ),
     check(`${config.watchers} watchers: p99 delivery ≤ 100 ms after a write`, ms(watch.us.p99Ms), watch.us.p99Ms <= 100),
     check(`${config.watchers} watchers: p99 delivery ≤ 1.5× direct`, `${ratio(watch.ratio.p99Ms)} (${ms(watch.us.p99Ms)} vs ${ms(watch.direct.p99Ms)})`, watch.ratio.p99Ms <= 1.5),

@@ -32,7 +32,7 @@ function watchCell(run: WatchRun): string {
 }
 
 export function markdownSummary(results: BenchResults): string {
-  const { machine, config, setup, reads, watch, binding, footprint } = results;
+  const { machine, config, setup, reads, scopedList, watch, binding, footprint } = results;
   const claims = config.namespaces * config.claimsPerNamespace;
   const lines = [
     `Run ${results.startedAt} – ${results.finishedAt}, commit \`${results.commit}\`, Node ${machine.node}.`,
@@ -46,6 +46,8 @@ export function markdownSummary(results: BenchResults): string {
     '|---|---|---|---|',
     ...Object.values(reads).map(readRow),
     `| ${config.watchers} watches (${config.clusterWideWatchers} cluster-wide, the others on ${config.watchNamespaces} namespace(s)), ${config.watchWrites} writes: delay from write to event | ${watchCell(watch.us)} | ${watchCell(watch.direct)} | p50 ${n(watch.ratio.p50Ms, 2)}×, p99 ${n(watch.ratio.p99Ms, 2)}× |`,
+    '',
+    `Cluster-wide LIST by a user who may read ${scopedList.readable} of ${scopedList.namespaces} namespaces (${scopedList.readable * config.claimsPerNamespace} claims), through the aggregator: ${side(scopedList.clusterWide, true)}. A single-namespace LIST by the same user: ${side(scopedList.namespaced, true)}. Ratio: p50 ${n(scopedList.ratio.p50Ms, 2)}×, throughput ${n(scopedList.ratio.throughput, 2)}×, server CPU ${n(scopedList.ratio.serverCpuMsPerRequest, 2)}×.`,
     '',
     `Binding: ${binding.associated}/${binding.claims} new claims Associated, the last ${n(binding.secondsAfterLastCreate, 2)} s after the last create (creating them took ${n(binding.createSeconds)} s); ${binding.doubleBinds} hosts bound twice.`,
     `Footprint: hostclaim-apiserver RSS ${n(footprint.rssAfterSetupMb, 0)} MB after setup, ${n(footprint.rssAfterRestartMb, 0)} MB after a restart; /readyz ${n(footprint.readySecondsAfterRestart, 2)} s after the restart. Before the first phase the bench waited ${n(footprint.quiesceSeconds, 0)} s for the control plane to become quiet; then, with no client requests, it spent ${n(footprint.idleCpuMsPerSecond.controlPlane, 0)} ms of CPU per second and hostclaim-apiserver ${n(footprint.idleCpuMsPerSecond.server, 0)} ms/s (included in every CPU-per-request figure, on both sides).`,

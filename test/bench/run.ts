@@ -15,6 +15,7 @@ import { cpuSeconds } from '../controlplane/apiserver-load.js';
 import { isHealthy } from '../controlplane/http.js';
 import { repoPath } from '../controlplane/paths.js';
 import { credentialsOf } from '../support/raw-http.js';
+import { bindScopedUser, runScopedList, SCOPED_USER, type ScopedListComparison } from './scoped-list.js';
 import { runBinding, type BindingResult } from './binding.js';
 import type { BenchConfig } from './config.js';
 import { judge, type Criterion } from './criteria.js';
@@ -64,6 +65,8 @@ export interface BenchResults {
   readonly config: BenchConfig;
   readonly setup: SetupTimes;
   readonly reads: Record<ReadKey, Comparison>;
+  /** Issue #9: a cluster-wide LIST by a user with 3 of the namespaces vs a single-namespace LIST. */
+  readonly scopedList: ScopedListComparison;
   readonly hardwareDataPagination: Pagination;
   readonly watch: WatchComparison;
   readonly binding: BindingResult;
@@ -83,6 +86,7 @@ export async function runBench(env: DevEnvironment, config: BenchConfig, log: (l
   const origin = env.controlPlane.server;
   const admin = new H2Client(origin, adminIdentity, 2);
   const tenant = new H2Client(origin, tenantIdentity, 2);
+  const scopedKubeconfig = await env.controlPlane.userKubeconfig(SCOPED_USER, [], path.join(env.workDir, 'bench-scoped.kubeconfig'));
   const processes = (): CpuProcesses => ({ controlPlane: controlPlanePids(env), server: serverPid(env) });
   try {
     const hooks: SetupHooks = {
@@ -106,6 +110,8 @@ export async function runBench(env: DevEnvironment, config: BenchConfig, log: (l
     // Watches first: the RSS they add is read before the large lists of the read phases have grown the heap.
     const watch = await watchComparison(env, config, { tenant: tenantIdentity, admin: adminIdentity }, log);
     const reads = await runReads(config, { tenant, admin }, processes, log);
+    await bindScopedUser(config, admin);
+    const scopedList = await runScopedList(config, origin, await credentialsOf(scopedKubeconfig), processes, log);
     const binding = await runBinding(config, { tenant, admin }, log);
     const pagination = await hardwareDataPagination(config, admin);
     log(`cluster-wide HardwareData LIST limit=${config.pageLimit}: ${JSON.stringify(pagination)}`);
@@ -120,6 +126,7 @@ export async function runBench(env: DevEnvironment, config: BenchConfig, log: (l
       config,
       setup,
       reads,
+      scopedList,
       hardwareDataPagination: pagination,
       watch,
       binding,
@@ -131,6 +138,7 @@ export async function runBench(env: DevEnvironment, config: BenchConfig, log: (l
     tenant.close();
     // Not one of the environment's files: it would outlive env.stop().
     await rm(tenantKubeconfig, { force: true });
+    await rm(scopedKubeconfig, { force: true });
   }
 }
 

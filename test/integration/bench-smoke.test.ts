@@ -52,6 +52,19 @@ describe('make bench on a small scenario', () => {
     }
   });
 
+  it('measures the cluster-wide LIST of a user with 3 namespaces beside a single-namespace LIST, both answered exactly', () => {
+    const { scopedList } = results;
+    expect({ namespaces: scopedList.namespaces, readable: scopedList.readable }).toEqual({ namespaces: smokeConfig.namespaces, readable: 3 });
+    for (const side of ['clusterWide', 'namespaced'] as const) {
+      for (const figure of RUN_FIGURES) expectPositive(scopedList[side][figure], `scopedList.${side}.${figure}`);
+      expectPositive(scopedList[side].serverCpuMsPerRequest, `scopedList.${side}.serverCpuMsPerRequest`);
+      // A list with other than exactly the user's claims counts as an error.
+      expect(scopedList[side].errors, `scopedList.${side} errors`).toBe(0);
+      expect(scopedList.runs[side]).toHaveLength(smokeConfig.repetitions);
+    }
+    for (const figure of ['throughput', 'p50Ms', 'serverCpuMsPerRequest'] as const) expectPositive(scopedList.ratio[figure], `scopedList.ratio.${figure}`);
+  });
+
   it('measures watch fan-out on both sides with every event delivered', () => {
     const watchers = smokeConfig.watchers;
     // Namespaced watchers all watch the one written namespace; cluster-wide ones see every write.
@@ -84,7 +97,7 @@ describe('make bench on a small scenario', () => {
   });
 
   it('judges every done-criterion of the issue', () => {
-    expect(results.criteria).toHaveLength(15);
+    expect(results.criteria).toHaveLength(16);
     for (const criterion of results.criteria) {
       expect(criterion.figure, criterion.criterion).not.toMatch(/n\/a|NaN/);
       expect(typeof criterion.pass).toBe('boolean');

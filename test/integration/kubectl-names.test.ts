@@ -250,6 +250,43 @@ const TENANTS_EXPECTATIONS: Record<string, Expectation> = {
       expect(result.stdout).toMatch(/^\s+User Data:\n\s+Name:\s+web-userdata$/m);
     },
   },
+  // The dev overlay applies the cluster-wide-reads grant: tenant-a sees its own namespace's objects, nothing else.
+  'kubectl get hostclaims -A                     # your claims, in every namespace you may read them': {
+    check: (result) => {
+      succeeded(result);
+      const [header, ...rows] = table(result.stdout);
+      expect(header).toEqual(['NAMESPACE', ...HOSTCLAIM_HEADER]);
+      expect(rows.map((row) => row.slice(0, 2))).toEqual([
+        ['tenant-a', 'web'],
+        ['tenant-a', 'worker-0'],
+      ]);
+    },
+  },
+  'kubectl get hardwaredata -A': {
+    check: (result) => {
+      succeeded(result);
+      const [header, ...rows] = table(result.stdout);
+      expect(header).toEqual(['NAMESPACE', ...HARDWAREDATA_HEADER]);
+      expect(rows.map((row) => row.slice(0, 2))).toEqual([
+        ['tenant-a', 'infra.host-0'],
+        ['tenant-a', 'infra.host-1'],
+        ['tenant-a', 'infra.host-2'],
+      ]);
+    },
+  },
+  'kubectl get hostclaims -A -w                  # follows your access too': {
+    until: (stdout) => /^tenant-a\s+worker-0\s/m.test(stdout),
+    check: (result) => {
+      succeeded(result);
+      const [header, ...rows] = table(result.stdout);
+      expect(header).toEqual(['NAMESPACE', ...HOSTCLAIM_HEADER]);
+      expect(rows.slice(0, 2).map((row) => row.slice(0, 2))).toEqual([
+        ['tenant-a', 'web'],
+        ['tenant-a', 'worker-0'],
+      ]);
+      expect(rows.every((row) => row[0] === 'tenant-a')).toBe(true);
+    },
+  },
   "kubectl get hardwaredata infra.host-2 -o jsonpath='{.metadata.annotations.tenancy\\.metal3\\.io/boot-mac-address}'": {
     check: (result) => {
       succeeded(result);

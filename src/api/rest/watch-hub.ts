@@ -340,7 +340,7 @@ export class WatchHub {
     if (watcher.phase !== 'active' || scope === undefined) return;
     const events = scopeChangeEvents(change, scope, (namespace) => this.state.list(namespace));
     if (events.length === 0) return;
-    if (watcher.request.allowBookmarks) events.push({ type: 'BOOKMARK', resourceVersion: this.current.toString(), initialEventsEnd: false });
+    if (watcher.request.allowBookmarks) events.push({ type: 'BOOKMARK', resourceVersion: maxOf(this.current, watcher.floor).toString(), initialEventsEnd: false });
     this.watchers.inject(watcher, events);
   }
 

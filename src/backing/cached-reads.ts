@@ -38,6 +38,9 @@ export const tenantNamespaceIndex = {
   },
 } as const;
 
+/** Beyond this many namespaces, a multi-namespace read probes every record instead of naming them in a selector (URL length). */
+const maxNamespacesPerProbe = 100;
+
 /** A GET's outcome from memory: the object, known absent, or ask kube-apiserver. */
 export type CachedGet = { readonly found: ApiObject } | { readonly absent: true } | undefined;
 
@@ -84,6 +87,24 @@ export class CachedReads {
   }
 
   /**
+   * Several namespaces' claims at once, behind one fence: a probe with the
+   * namespace label `in` those namespaces (or, for many, of every record).
+   * undefined as for list().
+   */
+  async listNamespaces(namespaces: readonly string[], query: ListQuery): Promise<ObjectList | undefined> {
+    if (query.continue !== undefined || query.limit !== undefined || query.resourceVersionMatch === 'Exact') return undefined;
+    const sorted = [...new Set(namespaces)].sort();
+    const at = await this.freshAt(sorted.length > maxNamespacesPerProbe ? this.collectionScope(undefined) : this.namespacesScope(sorted), query.resourceVersion);
+    if (at === undefined) return undefined;
+    return {
+      apiVersion: this.mapping.virtualApiVersion,
+      kind: `${this.mapping.virtual.kind}List`,
+      metadata: { resourceVersion: at },
+      items: sorted.flatMap((namespace) => this.hub.list(namespace)),
+    };
+  }
+
+  /**
    * The resourceVersion at which memory may answer for the scope, or
    * undefined to ask kube-apiserver. A client resourceVersion the cache
    * has reached needs no probe (NotOlderThan).
@@ -110,6 +131,15 @@ export class CachedReads {
         const record = this.records.get(this.mapping.storageNamespace, recordName);
         return record === undefined ? [] : [record];
       },
+    };
+  }
+
+  private namespacesScope(namespaces: readonly string[]): ProbeScope {
+    const label = bookkeeping.namespaceLabel;
+    return {
+      key: `namespaces ${namespaces.join(',')}`,
+      labelSelector: `${label} in (${namespaces.join(',')})`,
+      cached: () => namespaces.flatMap((namespace) => this.records.byIndex(tenantNamespaceIndex.name, namespace)),
     };
   }
 

@@ -155,6 +155,20 @@ export class RecordStore implements WritableStore {
     };
   }
 
+  /** From memory (resourceVersion "0", or behind one fence for all of them); undefined: list each namespace. */
+  async listNamespaces(namespaces: readonly string[], query: ListQuery): Promise<ObjectList | undefined> {
+    if (query.resourceVersion === '0' && query.continue === undefined && query.resourceVersionMatch !== 'Exact') {
+      return {
+        apiVersion: this.mapping.virtualApiVersion,
+        kind: `${this.mapping.virtual.kind}List`,
+        metadata: { resourceVersion: this.hub.currentResourceVersion() },
+        items: namespaces.flatMap((namespace) => this.hub.list(namespace)),
+      };
+    }
+    const cachedReads = this.cachedReads;
+    return cachedReads === undefined ? undefined : this.backing(this.target('', ''), () => cachedReads.listNamespaces(namespaces, query));
+  }
+
   async create(namespace: string, object: ApiObject, query: WriteQuery): Promise<Written> {
     const name = object.metadata.name ?? '';
     const target = this.target(namespace, name);

@@ -120,6 +120,10 @@ describe('permissions in deploy/base/rbac.yaml', () => {
       'create *',
       'get hostclaim-apiserver-continue-token-key',
     ]);
+    // RBAC itself, read (never written) for the per-namespace read rule: list and watch of the four kinds, cluster-wide.
+    expect(all.filter((permission) => permission.apiGroup === 'rbac.authorization.k8s.io').map((permission) => `${permission.role} ${permission.verb} ${permission.resource}`)).toEqual(
+      ['roles', 'rolebindings', 'clusterroles', 'clusterrolebindings'].flatMap((resource) => ['list', 'watch'].map((verb) => `ClusterRole hostclaim-apiserver ${verb} ${resource}`)),
+    );
     expect(all.filter((permission) => permission.resource === 'leases')).toEqual([
       { role: 'Role hostclaim-system/hostclaim-apiserver', namespace: 'hostclaim-system', apiGroup: 'coordination.k8s.io', resource: 'leases', verb: 'create' },
       { role: 'Role hostclaim-system/hostclaim-apiserver', namespace: 'hostclaim-system', apiGroup: 'coordination.k8s.io', resource: 'leases', verb: 'get', resourceName: 'hostclaim-binder' },

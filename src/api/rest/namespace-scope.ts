@@ -131,8 +131,8 @@ export async function restrictedNamespaces(call: Call, readAccess: ReadAccess, v
 
 /**
  * A list of all namespaces for a requester who may read `namespaces`: the
- * union of those namespaces' lists, each read as a namespaced list is, in
- * kube's order. Not paged: a limit is ignored (as kube-apiserver's watch
+ * union of those namespaces' lists (read together when the store can, else
+ * each as a namespaced list is), in kube's order. Not paged: a limit is ignored (as kube-apiserver's watch
  * cache ignores it) and a continue token, never issued here, is refused.
  * Its resourceVersion is the oldest of its parts, so a watch from it misses
  * nothing (it may repeat a change a part already reflects).
@@ -146,14 +146,19 @@ export async function listScoped(call: Call, params: ListParameters, namespaces:
     ...(params.resourceVersion === undefined ? {} : { resourceVersion: params.resourceVersion }),
     ...(params.resourceVersionMatch === undefined ? {} : { resourceVersionMatch: params.resourceVersionMatch }),
   };
-  const parts = await Promise.all(targets.map(async (namespace) => ({ namespace, list: await call.resource.store.list(namespace, query) })));
+  const { store } = call.resource;
+  const together = targets.length === 0 ? undefined : await store.listNamespaces?.(targets, query);
+  const parts =
+    together === undefined
+      ? await Promise.all(targets.map(async (namespace) => ({ namespaces: [namespace], list: await store.list(namespace, query) })))
+      : [{ namespaces: targets, list: together }];
   const items = parts
-    .flatMap(({ namespace, list }) => list.items.filter((object) => object.metadata.namespace === namespace && params.selection.matches(object)))
+    .flatMap(({ namespaces: readable, list }) => list.items.filter((object) => readable.includes(object.metadata.namespace ?? '') && params.selection.matches(object)))
     .sort(compareStorageKeys);
   const versions = parts.map(({ list }) => list.metadata.resourceVersion ?? '').filter((rv) => revision(rv) >= 0n);
   const oldest = versions.reduce<string | undefined>((min, rv) => (min === undefined || revision(rv) < revision(min) ? rv : min), undefined);
   const { apiVersion, kind } = listKind(call);
-  return { apiVersion, kind, metadata: { resourceVersion: oldest ?? call.resource.store.hub.currentResourceVersion() }, items };
+  return { apiVersion, kind, metadata: { resourceVersion: oldest ?? store.hub.currentResourceVersion() }, items };
 }
 
 function listKind(call: Call): { apiVersion: string; kind: string } {

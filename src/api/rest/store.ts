@@ -56,6 +56,13 @@ export interface ReadableStore {
   get(namespace: string, name: string, resourceVersion: string | undefined): Promise<ApiObject>;
   /** namespace undefined: all namespaces. Items in kube's order (compareStorageKeys). */
   list(namespace: string | undefined, query: ListQuery): Promise<ObjectList>;
+  /**
+   * The objects of several namespaces at one resourceVersion, in kube's
+   * order (a list of all namespaces narrowed to a requester's), when the
+   * store can read them together more cheaply than one by one; undefined
+   * (or no method) lets the REST layer list each namespace. Never paged.
+   */
+  listNamespaces?(namespaces: readonly string[], query: ListQuery): Promise<ObjectList | undefined>;
 }
 
 export interface WritableStore extends ReadableStore {

@@ -11,8 +11,8 @@ import { hostClaimRecord, hostClaimStorageMapping } from '../../../src/resources
 const mapping = hostClaimStorageMapping('hostclaim-system');
 const gr = { group: 'tenancy.metal3.io', resource: 'hostclaims' };
 
-function record(name: string, resourceVersion: string): ApiObject {
-  const stored = mapping.toBacking({ apiVersion: 'tenancy.metal3.io/v1alpha1', kind: 'HostClaim', metadata: { name }, spec: { poweredOn: false } }, 'tenant-a');
+function record(name: string, resourceVersion: string, namespace = 'tenant-a'): ApiObject {
+  const stored = mapping.toBacking({ apiVersion: 'tenancy.metal3.io/v1alpha1', kind: 'HostClaim', metadata: { name }, spec: { poweredOn: false } }, namespace);
   return { ...stored, metadata: { ...stored.metadata, namespace: 'hostclaim-system', uid: `uid-${name}`, resourceVersion } };
 }
 
@@ -99,6 +99,20 @@ describe('HostClaim reads from memory', () => {
     expect([list.metadata.resourceVersion, list.items.map((o) => o.metadata.name)]).toEqual(['40', ['a', 'b']]);
     expect(kube.probes).toEqual([{ labelSelector: 'infra.tenancy.metal3.io/namespace=tenant-a', fieldSelector: undefined }]);
     expect(kube.directReads).toBe(0);
+  });
+
+  it('lists several namespaces together behind one probe of exactly those namespaces', async () => {
+    const kube = new FakeKube();
+    kube.truth = [record('a', '5'), record('b', '6', 'tenant-b'), record('c', '7', 'tenant-c')];
+    kube.revision = '40';
+    const store = await started(kube);
+    const list = await store.listNamespaces(['tenant-c', 'tenant-a'], { selection: SelectionPredicate.everything() });
+    expect([list?.metadata.resourceVersion, list?.items.map((o) => `${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`)]).toEqual(['40', ['tenant-a/a', 'tenant-c/c']]);
+    expect(kube.probes).toEqual([{ labelSelector: 'infra.tenancy.metal3.io/namespace in (tenant-a,tenant-c)', fieldSelector: undefined }]);
+    expect(kube.directReads).toBe(0);
+    // resourceVersion "0": the cache as it is, no probe.
+    const cached = await store.listNamespaces(['tenant-b'], { selection: SelectionPredicate.everything(), resourceVersion: '0' });
+    expect([cached?.items.map((o) => o.metadata.name), kube.probes.length]).toEqual([['b'], 1]);
   });
 
   it('serves NotOlderThan a resourceVersion the cache has reached without any probe', async () => {

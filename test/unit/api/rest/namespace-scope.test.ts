@@ -148,6 +148,22 @@ describe('listScoped', () => {
     expect(asked).toEqual(['t2']);
   });
 
+  it('reads the namespaces together when the store can, and still keeps only them', async () => {
+    const asked: (string | undefined)[] = [];
+    const base = call([], {}, asked);
+    const together: string[][] = [];
+    const store = {
+      ...base.resource.store,
+      listNamespaces: (namespaces: readonly string[]): Promise<ObjectList> => {
+        together.push([...namespaces]);
+        return Promise.resolve({ apiVersion: 'tenancy.metal3.io/v1alpha1', kind: 'HostClaimList', metadata: { resourceVersion: '30' }, items: [obj('t2', 'b', 3), obj('other', 'x', 4), obj('t1', 'a', 2)] });
+      },
+    };
+    const withStore = { ...base, resource: { ...base.resource, store } } as unknown as Call;
+    const list = await listScoped(withStore, parseListParameters(new URLSearchParams()), new Set(['t2', 't1']));
+    expect([together, asked, list.metadata.resourceVersion, list.items]).toEqual([[['t1', 't2']], [], '30', [obj('t1', 'a', 2), obj('t2', 'b', 3)]]);
+  });
+
   it('refuses a continue token (it never issues one)', async () => {
     const error = await listScoped(call([], {}, []), parseListParameters(new URLSearchParams('continue=abc')), new Set(['t1'])).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);

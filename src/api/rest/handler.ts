@@ -20,7 +20,7 @@ import { deleteCollection, deleteObject } from './delete.js';
 import { patchObject } from './patch.js';
 import { parseListParameters, type ListParameters } from './query.js';
 import { SelectionPredicate, selectableFields } from './selection.js';
-import { listScoped, restrictedNamespaces, ScopedSelection, type ReadAccess } from './namespace-scope.js';
+import { listScoped, restrictedNamespaces, ScopedSelection, type NamespaceAccess, type ReadAccess } from './namespace-scope.js';
 import { getObject, listObjects, listScope } from './read.js';
 import { respondList } from './representation.js';
 import { updateObject } from './update.js';
@@ -93,7 +93,7 @@ async function dispatch(call: Call, readAccess: ReadAccess): Promise<void> {
     case 'get':
       return getObject(call);
     case 'list': {
-      const namespaces = await restrictedNamespaces(call, readAccess, 'list');
+      const namespaces = await restrictedNamespaces(call, readAccess);
       if (namespaces === undefined) return listObjects(call);
       const params = parseListParameters(call.url.searchParams);
       respondList(call.req, call.res, await listScoped(call, params, namespaces), call.resource.strategy);
@@ -107,17 +107,26 @@ async function dispatch(call: Call, readAccess: ReadAccess): Promise<void> {
   return dispatchWrite({ ...call, resource });
 }
 
-/** A watch of all namespaces by a requester who may read only some is narrowed to them, and follows their access. */
+/**
+ * A watch of all namespaces is narrowed to the namespaces its requester may
+ * read, and follows their access for as long as it runs (also a requester
+ * who could read everything when it started).
+ */
 async function dispatchWatch(call: Call, readAccess: ReadAccess): Promise<void> {
   const params = watchParameters(call);
   const apiVersion = groupVersionString(call.gv);
-  const namespaces = await restrictedNamespaces(call, readAccess, 'watch');
-  if (namespaces === undefined) return serveWatch(call.req, call.res, call.resource, apiVersion, listScope(call, params), params);
-  const selection = new ScopedSelection(params.selection, namespaces);
-  const stop = readAccess.subscribe(requestUser(call.req), 'watch', call.gr, (access) => {
-    selection.update(access);
+  if (call.info.namespace !== '') return serveWatch(call.req, call.res, call.resource, apiVersion, listScope(call, params), params);
+  const user = requestUser(call.req);
+  // Subscribed before the access is read, so that no change of RBAC falls between the two.
+  const following: { selection?: ScopedSelection; changed?: NamespaceAccess } = {};
+  const stop = readAccess.subscribe(user, 'watch', call.gr, (access) => {
+    following.changed = access;
+    following.selection?.update(access);
   });
   call.res.on('close', stop);
+  const selection = new ScopedSelection(params.selection, await readAccess.namespaces(user, 'watch', call.gr));
+  if (following.changed !== undefined) selection.update(following.changed);
+  following.selection = selection;
   return serveWatch(call.req, call.res, call.resource, apiVersion, listScope(call, params), { ...params, selection }, selection);
 }
 

@@ -122,10 +122,10 @@ export function scopeChangeEvents(change: ScopeChange, scope: WatchScope, list: 
   return events;
 }
 
-/** The requester's access for a request of all namespaces, or undefined when it is every namespace (nothing to narrow). */
-export async function restrictedNamespaces(call: Call, readAccess: ReadAccess, verb: 'list' | 'watch'): Promise<ReadonlySet<string> | undefined> {
+/** The requester's access for a list of all namespaces, or undefined when it is every namespace (nothing to narrow). */
+export async function restrictedNamespaces(call: Call, readAccess: ReadAccess): Promise<ReadonlySet<string> | undefined> {
   if (call.info.namespace !== '') return undefined;
-  const access = await readAccess.namespaces(requestUser(call.req), verb, call.gr);
+  const access = await readAccess.namespaces(requestUser(call.req), 'list', call.gr);
   return access === 'all' ? undefined : access;
 }
 

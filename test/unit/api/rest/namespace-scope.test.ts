@@ -89,6 +89,17 @@ describe('a watch of all namespaces narrowed to the readable ones', () => {
     expect(sink.take()).toEqual(['ADDED a/x@12', 'ADDED c/z@7', 'BOOKMARK 12']);
   });
 
+  it('narrows a watch that started with every namespace when the requester loses that right', () => {
+    const hub = hubWith([obj('a', 'x', 5), obj('b', 'y', 6)], '10');
+    const selection = new ScopedSelection(SelectionPredicate.everything(), 'all');
+    const sink = scopedWatch(hub, selection);
+    expect(sink.take()).toEqual(['ADDED a/x@5', 'ADDED b/y@6']);
+    selection.update(new Set(['b']));
+    expect(sink.take()).toEqual(['DELETED a/x@5']);
+    hub.publish({ type: 'MODIFIED', object: obj('a', 'x', 11) });
+    expect(sink.take()).toEqual([]);
+  });
+
   it('stops following the scope once unsubscribed', () => {
     const hub = hubWith([obj('a', 'x', 5)], '10');
     const selection = new ScopedSelection(SelectionPredicate.everything(), new Set<string>());

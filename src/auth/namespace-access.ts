@@ -23,7 +23,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { NamespaceAccess, ReadAccess } from '../api/rest/namespace-scope.js';
-import type { GroupResource } from '../api/status.js';
+import { serviceUnavailable, type GroupResource } from '../api/status.js';
 import type { SharedInformer, SharedInformerFactory } from '../backing/shared-informers.js';
 import type { Attributes, Decision } from './authorizer.js';
 import { RbacSnapshot, type RbacAccess, type RbacBinding, type RbacRole } from './rbac-rules.js';
@@ -33,6 +33,8 @@ const rbacPath = '/apis/rbac.authorization.k8s.io/v1';
 /** Changes of RBAC often come in bursts (a namespace's bindings created together): recompute once per burst. */
 const notifyDelayMs = 100;
 const rbacReasonPrefix = 'RBAC:';
+/** How long a request waits for the RBAC informers' first lists (by default). */
+const defaultSyncWaitMs = 10_000;
 
 export type Authorize = (user: UserInfo, attributes: Attributes) => Promise<Decision>;
 
@@ -59,6 +61,7 @@ export class NamespaceAccessCache implements ReadAccess {
   constructor(
     informers: SharedInformerFactory,
     private readonly authorize: Authorize,
+    private readonly syncWaitMs = defaultSyncWaitMs,
   ) {
     this.roles = informers.informerFor<RbacRole>({ path: `${rbacPath}/roles` });
     this.roleBindings = informers.informerFor<RbacBinding>({ path: `${rbacPath}/rolebindings` });
@@ -111,7 +114,7 @@ export class NamespaceAccessCache implements ReadAccess {
   }
 
   private async rbac(user: UserInfo, verb: string, gr: GroupResource): Promise<RbacAccess> {
-    await Promise.all(this.informers().map((informer) => informer.waitForSync()));
+    await this.synced();
     const key = JSON.stringify([user.name, [...user.groups].sort(), verb, gr.group, gr.resource]);
     let answer = this.answers.get(key);
     if (answer === undefined) {
@@ -125,6 +128,14 @@ export class NamespaceAccessCache implements ReadAccess {
       this.answers.set(key, answer);
     }
     return answer;
+  }
+
+  /** Waits a while for the first lists of RBAC (a replica just started); a cache that cannot list RBAC answers 503. */
+  private async synced(): Promise<void> {
+    if (this.hasSynced()) return;
+    const signal = AbortSignal.timeout(this.syncWaitMs);
+    await Promise.all(this.informers().map((informer) => informer.waitForSync(signal)));
+    if (!this.hasSynced()) throw serviceUnavailable('the authorization cache of RBAC is not synced yet');
   }
 
   private changed(): void {

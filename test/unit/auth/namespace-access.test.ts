@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { NamespaceAccess } from '../../../src/api/rest/namespace-scope.js';
+import { ApiError } from '../../../src/api/status.js';
 import type { Attributes, Decision } from '../../../src/auth/authorizer.js';
 import type { KubeObject, ListWatchClient } from '../../../src/backing/informer.js';
 import type { WatchEvent } from '../../../src/backing/kube-client.js';
@@ -104,6 +105,18 @@ describe('NamespaceAccessCache', () => {
     client.push(`${rbac}/rolebindings`, 'DELETED', adminIn('t2', 'alice', '4'));
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(seen).toHaveLength(2);
+  });
+});
+
+describe('NamespaceAccessCache before RBAC could be listed', () => {
+  it('answers 503 after waiting, instead of deciding without RBAC', async () => {
+    const client = new RbacClient();
+    client.list = <T>(): Promise<T> => Promise.reject(new Error('forbidden'));
+    factory = new SharedInformerFactory(client, { onError: () => undefined, onNotServed: () => undefined });
+    cache = new NamespaceAccessCache(factory, () => Promise.resolve({ allowed: true, reason: '' }), 50);
+    const error = await cache.namespaces(tenant, 'list', claims).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).toStatus()).toMatchObject({ code: 503, reason: 'ServiceUnavailable', message: 'the authorization cache of RBAC is not synced yet' });
   });
 });
 

@@ -12,6 +12,8 @@ import { isReservedFinalizer, isReservedKey } from '../../backing/storage-mappin
 import { hostClaimResource } from './descriptor.js';
 import { secretAccessAdmission } from './secret-access.js';
 import type { Authorizer } from '../../auth/authorizer.js';
+import { infrastructureAdminAccess } from '../../tenancy/infrastructure-admin.js';
+import { hostClaimProjection } from './projection.js';
 
 const secretReferenceFields = ['userData', 'networkData', 'metaData'] as const;
 
@@ -21,6 +23,7 @@ export function hostClaimStrategy(authorizer: Authorizer): WritableResourceStrat
     columns: hostClaimColumns(),
     validate: (object, namespace) => [...validateMetadata(object), ...validateSecretReferences(object, namespace), ...validateSelection(object)],
     admit: secretAccessAdmission(authorizer),
+    projection: hostClaimProjection(infrastructureAdminAccess(authorizer)),
   };
 }
 
@@ -63,8 +66,10 @@ function validateSelection(object: ApiObject): FieldError[] {
 function hostClaimColumns(): TableColumn[] {
   const status = (o: ApiObject): Record<string, unknown> => (o['status'] ?? {}) as Record<string, unknown>;
   const spec = (o: ApiObject): Record<string, unknown> => (o['spec'] ?? {}) as Record<string, unknown>;
-  const condition = (o: ApiObject, type: string): string | undefined =>
-    ((status(o)['conditions'] ?? []) as { type?: string; status?: string }[]).find((c) => c.type === type)?.status;
+  const conditions = (o: ApiObject): { type?: string; status?: string; reason?: string; message?: string }[] =>
+    (status(o)['conditions'] ?? []) as { type?: string; status?: string; reason?: string; message?: string }[];
+  const condition = (o: ApiObject, type: string): string | undefined => conditions(o).find((c) => c.type === type)?.status;
+  const hostError = (o: ApiObject): string | undefined => conditions(o).find((c) => c.type === 'Provisioned' && c.reason === 'HostError')?.message;
   return [
     {
       name: 'Host',
@@ -83,5 +88,12 @@ function hostClaimColumns(): TableColumn[] {
       value: (o) => (spec(o)['image'] as { url?: string } | undefined)?.url,
     },
     { name: 'Failure Domain', type: 'string', description: 'The failure domain requested.', priority: 1, value: (o) => spec(o)['failureDomain'] },
+    {
+      name: 'Host Error',
+      type: 'string',
+      description: "The host's error: for tenants a sanitized message, for infrastructure admins the host's own text.",
+      priority: 1,
+      value: hostError,
+    },
   ];
 }

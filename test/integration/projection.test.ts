@@ -6,11 +6,12 @@
  * host labels, annotations and whole inventory; tenant-a sees the
  * sanitized claim and the tenant inventory, in GET, LIST, Table and watch.
  * Nobody sees the BMC address or credentials. The host error is real: the
- * host's BMC address is changed to an unknown BMC type, which
- * baremetal-operator reports as a registration error quoting the address.
+ * host's BMC credentials are pointed at a Secret that does not exist, which
+ * baremetal-operator reports as a registration error naming the Secret.
  */
 import os from 'node:os';
 import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createBareMetalHost, getBareMetalHost, patchBareMetalHost, waitForProvisioningState } from '../controlplane/baremetal-operator.js';
 import { startDevEnvironment, type DevEnvironment } from '../controlplane/environment.js';
@@ -24,7 +25,8 @@ const STATE_TIMEOUT_MS = 90_000;
 const group = '/apis/tenancy.metal3.io/v1alpha1';
 /** The management network address createBareMetalHost gives every host's BMC. */
 const BMC_IP = '192.168.222.1';
-const BROKEN_BMC_ADDRESS = `bogus://${BMC_IP}:8000/redfish/v1/Systems/node-0`;
+/** What node-0's BMC credentials are switched to: a Secret that does not exist. */
+const MISSING_SECRET = 'node-0-missing-secret';
 const SANITIZED = 'The host could not be registered with its management controller. The infrastructure administrator can see the details.';
 
 type Who = 'tenant-a' | 'infra-admin';
@@ -135,7 +137,7 @@ function provisioned(claim: HostClaim | undefined): Condition | undefined {
 
 /** Everything either requester could read, to prove no BMC detail is in any of it. */
 function expectNoBmcDetails(text: string): void {
-  for (const secret of [BMC_IP, 'bogus://', 'node-0-bmc-secret', 'node-1-bmc-secret', 'goodCredentials', 'credentialsName']) expect(text).not.toContain(secret);
+  for (const secret of [BMC_IP, 'redfish', MISSING_SECRET, 'node-0-bmc-secret', 'node-1-bmc-secret', 'goodCredentials', 'credentialsName']) expect(text).not.toContain(secret);
 }
 
 describe('HardwareData', () => {
@@ -178,7 +180,7 @@ describe('HardwareData', () => {
       'tenant-a to see the shared sections',
       async () => {
         last = await hardwareData('tenant-a');
-        return JSON.stringify(last.spec) === JSON.stringify({ hardware: shared }) ? true : undefined;
+        return isDeepStrictEqual(last.spec, { hardware: shared }) ? true : undefined;
       },
       { timeoutMs: 30_000, intervalMs: 250, describeFailure: () => JSON.stringify(last?.spec) },
     );
@@ -186,7 +188,7 @@ describe('HardwareData', () => {
     expect(last?.spec.hardware).not.toHaveProperty('firmware');
     expect(last?.metadata.labels).toEqual({ role: 'worker' });
     await admin(['apply', '-f', '-'], JSON.stringify(policy({})));
-    await pollUntil('tenant-a to see the default again', async () => (JSON.stringify((await hardwareData('tenant-a')).spec) === JSON.stringify({ hardware: tenantInventory }) ? true : undefined), {
+    await pollUntil('tenant-a to see the default again', async () => (isDeepStrictEqual((await hardwareData('tenant-a')).spec, { hardware: tenantInventory }) ? true : undefined), {
       timeoutMs: 30_000,
       intervalMs: 250,
     });
@@ -204,7 +206,7 @@ describe('a claim whose host failed', () => {
       timeoutMs: STATE_TIMEOUT_MS,
       intervalMs: 250,
     });
-    await patchBareMetalHost(env.controlPlane, INFRA, 'node-0', { spec: { bmc: { address: BROKEN_BMC_ADDRESS } } });
+    await patchBareMetalHost(env.controlPlane, INFRA, 'node-0', { spec: { bmc: { credentialsName: MISSING_SECRET } } });
     const host = await pollUntil(
       'baremetal-operator to report the registration error',
       async () => {
@@ -225,13 +227,13 @@ describe('a claim whose host failed', () => {
     );
   }, SETUP_TIMEOUT_MS);
 
-  it('is a registration error quoting the BMC address on the host', () => {
-    expect(rawError).toContain(`Unknown BMC type 'bogus' for address ${BROKEN_BMC_ADDRESS}`);
+  it('is a registration error naming the credentials Secret on the host', () => {
+    expect(rawError).toBe(`BMC CredentialsName secret doesn't exist The BMC secret ${INFRA}/${MISSING_SECRET} does not exist`);
   });
 
-  it('shows the infrastructure admin the host error text (BMC address replaced) and tenant-a the sanitized message in GET and LIST', async () => {
-    const adminMessage = rawError.split(BROKEN_BMC_ADDRESS).join('<BMC address>');
-    expect(adminMessage).toContain("Unknown BMC type 'bogus' for address <BMC address>");
+  it('shows the infrastructure admin the host error text (credentials name replaced) and tenant-a the sanitized message in GET and LIST', async () => {
+    const adminMessage = rawError.split(MISSING_SECRET).join('<BMC credentials>');
+    expect(adminMessage).toBe(`BMC CredentialsName secret doesn't exist The BMC secret ${INFRA}/<BMC credentials> does not exist`);
     const [tenant, infraAdmin] = await Promise.all([raw<HostClaim>('tenant-a', claimUrl), raw<HostClaim>('infra-admin', claimUrl)]);
     expect(provisioned(tenant)).toMatchObject({ status: 'False', reason: 'HostError', message: SANITIZED });
     expect(provisioned(infraAdmin)).toMatchObject({ status: 'False', reason: 'HostError', message: adminMessage });
@@ -242,11 +244,11 @@ describe('a claim whose host failed', () => {
     const lists = await Promise.all((['tenant-a', 'infra-admin'] as const).map((who) => raw<{ items: HostClaim[] }>(who, `${group}/namespaces/tenant-a/hostclaims?fieldSelector=metadata.name%3Dbroken`)));
     expect(lists.map((list) => list.items.map((claim) => provisioned(claim)?.message))).toEqual([[SANITIZED], [adminMessage]]);
     expectNoBmcDetails(JSON.stringify([tenant, infraAdmin, lists]));
-    expect(JSON.stringify([tenant, lists[0]])).not.toContain('Unknown BMC type');
+    expect(JSON.stringify([tenant, lists[0]])).not.toContain('CredentialsName');
   });
 
   it('shows each its message in the Table (kubectl get -o wide asks for a meta.k8s.io Table)', async () => {
-    const adminMessage = rawError.split(BROKEN_BMC_ADDRESS).join('<BMC address>');
+    const adminMessage = rawError.split(MISSING_SECRET).join('<BMC credentials>');
     const wide = await Promise.all((['tenant-a', 'infra-admin'] as const).map((who) => run(who, ['-n', 'tenant-a', 'get', 'hostclaims.tenancy.metal3.io', 'broken', '-o', 'wide'])));
     for (const [output, message] of [
       [wide[0], SANITIZED],
@@ -260,7 +262,7 @@ describe('a claim whose host failed', () => {
   });
 
   it('sends each its message in watch events (JSON and Table)', async () => {
-    const adminMessage = rawError.split(BROKEN_BMC_ADDRESS).join('<BMC address>');
+    const adminMessage = rawError.split(MISSING_SECRET).join('<BMC credentials>');
     const url = `${group}/namespaces/tenant-a/hostclaims?fieldSelector=metadata.name%3Dbroken`;
     const watched = await Promise.all((['tenant-a', 'infra-admin'] as const).map((who) => watchObjects<HostClaim>(who, url)));
     expect(watched.map((claims) => claims.map((claim) => provisioned(claim)?.message))).toEqual([[SANITIZED], [adminMessage]]);
@@ -273,7 +275,7 @@ describe('a claim whose host failed', () => {
       }),
     );
     expect(tableWatches[0]).toContain(SANITIZED);
-    expect(tableWatches[0]).not.toContain('Unknown BMC type');
+    expect(tableWatches[0]).not.toContain('CredentialsName');
     expect(tableWatches[1]).toContain(adminMessage);
   });
 });

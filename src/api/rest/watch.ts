@@ -76,7 +76,8 @@ export async function serveWatch(
       ...(consistentStart === undefined ? {} : { consistentStart }),
       deadline,
     },
-    new ProjectingSink(projection, (event, projectionClass) => res.write(eventLine(event, format, state, kind, apiVersion, projection, projectionClass)), {
+    // Held events may be released after the stream ended (client gone, timeout): they are dropped with it.
+    new ProjectingSink(projection, (event, projectionClass) => !stream.finished && res.write(eventLine(event, format, state, kind, apiVersion, projection, projectionClass)), {
       close: finish,
       onDrain: (listener) => res.on('drain', listener),
     }),

@@ -50,6 +50,11 @@ function forInfrastructureAdmin(claim: ApiObject): ApiObject {
   return admin;
 }
 
+/** The message of the claim's host-error condition (what the `Host Error` column shows), if it has one. */
+export function hostErrorMessage(claim: ApiObject): unknown {
+  return (statusOf(claim).conditions ?? []).find(isErrorCondition)?.message;
+}
+
 /** The host's error text, when the claim shows a host error and the binder recorded its text. */
 function hostErrorOf(claim: ApiObject): string | undefined {
   const text = controllerAnnotationsOf(claim)[hostErrorAnnotation];

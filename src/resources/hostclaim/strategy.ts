@@ -13,7 +13,7 @@ import { hostClaimResource } from './descriptor.js';
 import { secretAccessAdmission } from './secret-access.js';
 import type { Authorizer } from '../../auth/authorizer.js';
 import { infrastructureAdminAccess } from '../../tenancy/infrastructure-admin.js';
-import { hostClaimProjection } from './projection.js';
+import { hostClaimProjection, hostErrorMessage } from './projection.js';
 
 const secretReferenceFields = ['userData', 'networkData', 'metaData'] as const;
 
@@ -66,10 +66,8 @@ function validateSelection(object: ApiObject): FieldError[] {
 function hostClaimColumns(): TableColumn[] {
   const status = (o: ApiObject): Record<string, unknown> => (o['status'] ?? {}) as Record<string, unknown>;
   const spec = (o: ApiObject): Record<string, unknown> => (o['spec'] ?? {}) as Record<string, unknown>;
-  const conditions = (o: ApiObject): { type?: string; status?: string; reason?: string; message?: string }[] =>
-    (status(o)['conditions'] ?? []) as { type?: string; status?: string; reason?: string; message?: string }[];
-  const condition = (o: ApiObject, type: string): string | undefined => conditions(o).find((c) => c.type === type)?.status;
-  const hostError = (o: ApiObject): string | undefined => conditions(o).find((c) => c.type === 'Provisioned' && c.reason === 'HostError')?.message;
+  const condition = (o: ApiObject, type: string): string | undefined =>
+    ((status(o)['conditions'] ?? []) as { type?: string; status?: string }[]).find((c) => c.type === type)?.status;
   return [
     {
       name: 'Host',
@@ -93,7 +91,7 @@ function hostClaimColumns(): TableColumn[] {
       type: 'string',
       description: "The host's error: for tenants a sanitized message, for infrastructure admins the host's own text.",
       priority: 1,
-      value: hostError,
+      value: hostErrorMessage,
     },
   ];
 }

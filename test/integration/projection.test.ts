@@ -12,6 +12,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
+import { KubeConfig, Watch } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createBareMetalHost, getBareMetalHost, patchBareMetalHost, waitForProvisioningState } from '../controlplane/baremetal-operator.js';
 import { startDevEnvironment, type DevEnvironment } from '../controlplane/environment.js';
@@ -198,6 +199,25 @@ describe('HardwareData', () => {
 describe('a claim whose host failed', () => {
   const claimUrl = `${group}/namespaces/tenant-a/hostclaims/broken`;
   let rawError = '';
+  /** The Provisioned messages each requester's watch, open before the host failed, received in MODIFIED events. */
+  const liveMessages: Record<Who, string[]> = { 'tenant-a': [], 'infra-admin': [] };
+  const liveWatches: AbortController[] = [];
+
+  /** A client-go style watch of the claim as `who`, open until aborted. */
+  async function watchLive(who: Who): Promise<void> {
+    const config = new KubeConfig();
+    config.loadFromFile(who === 'infra-admin' ? infraAdminKubeconfig : env.tenantKubeconfigPaths[who]);
+    const controller = await new Watch(config).watch(
+      `${group}/namespaces/tenant-a/hostclaims`,
+      { fieldSelector: 'metadata.name=broken' },
+      (type: string, claim: HostClaim) => {
+        const message = provisioned(claim)?.message;
+        if (type === 'MODIFIED' && message !== undefined) liveMessages[who].push(message);
+      },
+      () => undefined,
+    );
+    liveWatches.push(controller);
+  }
 
   beforeAll(async () => {
     const claim = { apiVersion: 'tenancy.metal3.io/v1alpha1', kind: 'HostClaim', metadata: { name: 'broken' }, spec: { poweredOn: false, hostSelector: { matchLabels: { slot: 'a' } } } };
@@ -206,6 +226,7 @@ describe('a claim whose host failed', () => {
       timeoutMs: STATE_TIMEOUT_MS,
       intervalMs: 250,
     });
+    await Promise.all([watchLive('tenant-a'), watchLive('infra-admin')]);
     await patchBareMetalHost(env.controlPlane, INFRA, 'node-0', { spec: { bmc: { credentialsName: MISSING_SECRET } } });
     const host = await pollUntil(
       'baremetal-operator to report the registration error',
@@ -226,6 +247,10 @@ describe('a claim whose host failed', () => {
       { timeoutMs: STATE_TIMEOUT_MS, intervalMs: 250, describeFailure: () => JSON.stringify(last?.status) },
     );
   }, SETUP_TIMEOUT_MS);
+
+  afterAll(() => {
+    for (const controller of liveWatches) controller.abort();
+  });
 
   it('is a registration error naming the credentials Secret on the host', () => {
     expect(rawError).toBe(`BMC CredentialsName secret doesn't exist The BMC secret ${INFRA}/${MISSING_SECRET} does not exist`);
@@ -262,8 +287,16 @@ describe('a claim whose host failed', () => {
     }
   });
 
-  it('sends each its message in watch events (JSON and Table)', async () => {
+  it('sends each its message in watch events (JSON and Table), live and initial', async () => {
     const adminMessage = rawError.split(MISSING_SECRET).join('<BMC credentials>');
+    await pollUntil(
+      'both live watches to receive the host error',
+      () => Promise.resolve(liveMessages['tenant-a'].includes(SANITIZED) && liveMessages['infra-admin'].includes(adminMessage) ? true : undefined),
+      { timeoutMs: 30_000, intervalMs: 100, describeFailure: () => JSON.stringify(liveMessages) },
+    );
+    expect(liveMessages['tenant-a']).not.toContain(adminMessage);
+    expect(liveMessages['infra-admin']).not.toContain(SANITIZED);
+    expectNoBmcDetails(JSON.stringify(liveMessages));
     const url = `${group}/namespaces/tenant-a/hostclaims?fieldSelector=metadata.name%3Dbroken`;
     const watched = await Promise.all((['tenant-a', 'infra-admin'] as const).map((who) => watchObjects<HostClaim>(who, url)));
     expect(watched.map((claims) => claims.map((claim) => provisioned(claim)?.message))).toEqual([[SANITIZED], [adminMessage]]);

@@ -110,7 +110,7 @@ async function main(): Promise<void> {
       openAPIRouter(tenancyV1alpha1, schemaSource),
       restRouter(tenancyV1alpha1, [
         { access: 'read-write', strategy: hostClaimStrategy(authorizer), store: hostClaims },
-        { access: 'read-only', strategy: hardwareDataStrategy, store: hardwareData.store },
+        { access: 'read-only', strategy: hardwareDataStrategy(authorizer), store: hardwareData.store },
       ], readAccess),
     ],
   });

@@ -45,6 +45,18 @@ export const bookkeeping = {
  */
 export const controllerAnnotationPrefix = 'binding.infra.tenancy.metal3.io/';
 
+/**
+ * The record's controller annotations, by the virtual object made from it:
+ * kept beside the object, never in it, so no response can carry them;
+ * only the server's own projections read them (resources/hostclaim/projection.ts).
+ * A copy of the virtual object has none (it shows the tenant form).
+ */
+const controllerAnnotations = new WeakMap<ApiObject, Readonly<Record<string, string>>>();
+
+export function controllerAnnotationsOf(virtual: ApiObject): Readonly<Record<string, string>> {
+  return controllerAnnotations.get(virtual) ?? {};
+}
+
 /** What of a record belongs to the infrastructure and must survive a tenant's write. */
 export interface InternalState {
   readonly finalizers: readonly string[];
@@ -153,7 +165,10 @@ export class StorageMapping {
       ...nonEmptyList('ownerReferences', parseJsonList<OwnerReference>(metadata.annotations?.[bookkeeping.ownerReferencesAnnotation])),
       ...nonEmptyList('managedFields', (metadata.managedFields ?? []).map((e) => this.virtualManagedFields(e)).filter(isDefined)),
     };
-    return { apiVersion: this.virtualApiVersion, kind: this.virtual.kind, metadata: virtualMeta, ...content };
+    const virtual: ApiObject = { apiVersion: this.virtualApiVersion, kind: this.virtual.kind, metadata: virtualMeta, ...content };
+    const internal = this.internalState(record).annotations;
+    if (Object.keys(internal).length > 0) controllerAnnotations.set(virtual, internal);
+    return virtual;
   }
 
   /**

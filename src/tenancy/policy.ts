@@ -18,6 +18,15 @@ export const allowsDetachingAnnotation = 'tenancy.metal3.io/allows-detaching';
  */
 export const sharedLabelsAnnotation = 'tenancy.metal3.io/shared-labels';
 
+/**
+ * Annotation on a HostDeployPolicy: the HardwareData inventory sections
+ * (comma-separated: `lldp`, `serialNumbers`, `firmware`) shown to the tenants
+ * it admits beyond the default (resources/hardwaredata/inventory.ts). An
+ * annotation, like the shared labels: the CRD is baremetal-operator's, and
+ * kube-apiserver prunes spec fields its schema does not declare.
+ */
+export const sharedInventoryAnnotation = 'tenancy.metal3.io/shared-inventory';
+
 export interface TenantNamespace {
   readonly name: string;
   readonly labels: Readonly<Record<string, string>>;

@@ -15,7 +15,7 @@ export interface HardwareDetails {
   firmware: { bios: { vendor: string; version: string; date: string } };
   ramMebibytes: number;
   cpu: { arch: string; model: string; clockMegahertz: number; count: number; flags: string[] };
-  nics: { name: string; model: string; mac: string; ip?: string; speedGbps: number; pxe?: boolean }[];
+  nics: { name: string; model: string; mac: string; ip?: string; speedGbps: number; pxe?: boolean; lldp?: { switchID: string; portID: string; switchSystemName: string } }[];
   storage: { name: string; type: 'HDD' | 'SSD' | 'NVME'; sizeBytes: number; rotational?: boolean; model: string; serialNumber: string }[];
   hostname: string;
 }

@@ -664,7 +664,7 @@ describe('Table output (upstream test/e2e/apimachinery/table_conversion.go)', ()
     record('kubectl get hc -o wide', `${result.stdout}\n${result.stderr}`);
     expect(result.code, result.stderr).toBe(0);
     const [header, ...rows] = result.stdout.trimEnd().split('\n');
-    expect(header).toMatch(/^NAME\s+HOST\s+READY\s+POWERED\s+IMAGE\s+FAILURE DOMAIN\s+AGE$/);
+    expect(header).toMatch(/^NAME\s+HOST\s+READY\s+POWERED\s+IMAGE\s+FAILURE DOMAIN\s+HOST ERROR\s+AGE$/);
     expect(rows).toHaveLength(names.length);
     expect(rows.every((r) => r.includes('http://images.example/ubuntu.qcow2'))).toBe(true);
   });

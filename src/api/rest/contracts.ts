@@ -12,12 +12,15 @@ import type { RequestUrl } from '../request-url.js';
 import type { ApiGroupVersion, ResourceDescriptor } from '../resource.js';
 import type { GroupResource } from '../status.js';
 import type { TableColumn } from './output.js';
+import type { ResourceProjection } from './projection.js';
 import type { ReadableStore, WritableStore } from './store.js';
 import type { ApiObject } from './types.js';
 
 export interface ResourceStrategy {
   readonly descriptor: ResourceDescriptor;
   readonly columns: readonly TableColumn[];
+  /** What infrastructure admins see beyond the tenant form the store returns (projection.ts); none: everyone sees the same. */
+  readonly projection?: ResourceProjection;
 }
 
 export interface WritableResourceStrategy extends ResourceStrategy {

@@ -2,8 +2,11 @@
  * get and list: a consistent read unless the client named a resourceVersion.
  * Selection as kube's generic store (registry/generic/registry.Store.List):
  * one SelectionPredicate per request, handed to the store and applied to
- * whatever it returns, on every resourceVersion path.
+ * whatever it returns, on every resourceVersion path. What is returned
+ * goes through the requester's projection (projection.ts).
  */
+import { requestUser } from '../../server/context.js';
+import { RequesterProjection } from './projection.js';
 import { respondList, respondObject } from './representation.js';
 import { checkReadResourceVersion, parseListParameters, type ListParameters, type ListScope } from './query.js';
 import type { Call } from './contracts.js';
@@ -13,7 +16,8 @@ export async function getObject(call: Call): Promise<void> {
   const rv = call.url.searchParams.get('resourceVersion') ?? '';
   if (rv !== '') checkReadResourceVersion(rv, 'get');
   const object = await call.resource.store.get(call.info.namespace, call.info.name, rv === '' ? undefined : rv);
-  respondObject(call.req, call.res, 200, object, call.resource.strategy);
+  const [projected = object] = await requesterProjection(call).projectAll([object]);
+  respondObject(call.req, call.res, 200, projected, call.resource.strategy);
 }
 
 /** The URL's namespace, or for a cluster-wide request the one a field selector pins (only narrows: the predicate still decides). */
@@ -42,5 +46,10 @@ export async function listAll(call: Call, params: ListParameters): Promise<Objec
 
 export async function listObjects(call: Call): Promise<void> {
   const params = parseListParameters(call.url.searchParams);
-  respondList(call.req, call.res, await listAll(call, params), call.resource.strategy);
+  const list = await listAll(call, params);
+  respondList(call.req, call.res, { ...list, items: await requesterProjection(call).projectAll(list.items) }, call.resource.strategy);
+}
+
+function requesterProjection(call: Call): RequesterProjection {
+  return new RequesterProjection(call.resource.strategy.projection, requestUser(call.req));
 }

@@ -11,16 +11,20 @@
  * PartialObjectMetadata line is serialized once per (event, representation)
  * and the same string written to every watcher (kube's cachingObject); a
  * Table line depends on the watcher (headers once, ages) and is encoded per
- * watcher.
+ * watcher. What each watcher sees goes through its RequesterProjection
+ * (projection.ts, watch-projection.ts): lines are shared per projection
+ * class (tenant, infrastructure admin), never serialized per watcher.
  */
 import type { Request, Response } from 'express';
-import { requestContext } from '../../server/context.js';
+import { requestContext, requestUser } from '../../server/context.js';
 import type { RestResource } from './contracts.js';
 import { encodeWatchEventObject, negotiateOutput, newWatchOutputState, parseIncludeObject, type OutputFormat } from './output.js';
 import type { WatchScope } from './namespace-scope.js';
+import { RequesterProjection, type ProjectionClass } from './projection.js';
 import type { ListParameters, ListScope } from './query.js';
 import type { ApiObject } from './types.js';
 import type { WatchEventOut } from './watch-hub.js';
+import { ProjectingSink } from './watch-projection.js';
 
 const minRequestTimeoutSeconds = 1800;
 
@@ -49,6 +53,7 @@ export async function serveWatch(
   const timeoutMs = 1000 * (params.timeoutSeconds ?? minRequestTimeoutSeconds * (1 + Math.random()));
   const deadline = Date.now() + timeoutMs;
   const kind = resource.strategy.descriptor.kind;
+  const projection = new RequesterProjection(resource.strategy.projection, requestUser(req));
 
   res.writeHead(200, { 'Content-Type': contentType(format), 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
   res.flushHeaders();
@@ -75,11 +80,11 @@ export async function serveWatch(
       deadline,
       ...(narrowed === undefined ? {} : { scope: narrowed }),
     },
-    {
-      send: (event) => res.write(eventLine(event, format, state, kind, apiVersion)),
+    // Held events may be released after the stream ended (client gone, timeout): they are dropped with it.
+    new ProjectingSink(projection, (event, projectionClass) => !stream.finished && res.write(eventLine(event, format, state, kind, apiVersion, projection, projectionClass)), {
       close: finish,
       onDrain: (listener) => res.on('drain', listener),
-    },
+    }),
   );
   if (stream.finished) unsubscribe();
   else stream.unsubscribe = unsubscribe;
@@ -91,23 +96,40 @@ async function consistentSnapshot(resource: RestResource, scope: ListScope, para
   return { resourceVersion: list.metadata.resourceVersion ?? '', objects: list.items };
 }
 
-/** Serialized lines of shared events, by representation; dropped with the event once no history or watcher holds it. */
+/** Serialized lines of shared events, by projection class and representation; dropped with the event once no history or watcher holds it. */
 const serialized = new WeakMap<WatchEventOut, Map<string, string>>();
 
-function eventLine(event: WatchEventOut, format: OutputFormat, state: ReturnType<typeof newWatchOutputState>, kind: string, apiVersion: string): string {
-  const key = sharedEncodingKey(event, format);
-  if (key === undefined) return `${JSON.stringify(encodeEvent(event, format, state, kind, apiVersion))}\n`;
-  let lines = serialized.get(event);
+function eventLine(
+  shared: WatchEventOut,
+  format: OutputFormat,
+  state: ReturnType<typeof newWatchOutputState>,
+  kind: string,
+  apiVersion: string,
+  projection: RequesterProjection,
+  projectionClass: ProjectionClass,
+): string {
+  const encode = (): string => `${JSON.stringify(encodeEvent(projectedEvent(shared, projection), format, state, kind, apiVersion))}\n`;
+  const representation = sharedEncodingKey(shared, format);
+  if (representation === undefined) return encode();
+  const key = `${projectionClass}/${representation}`;
+  let lines = serialized.get(shared);
   if (lines === undefined) {
     lines = new Map();
-    serialized.set(event, lines);
+    serialized.set(shared, lines);
   }
   let line = lines.get(key);
   if (line === undefined) {
-    line = `${JSON.stringify(encodeEvent(event, format, state, kind, apiVersion))}\n`;
+    line = encode();
     lines.set(key, line);
   }
   return line;
+}
+
+/** The event with its object as the watcher's projection shows it. */
+function projectedEvent(event: WatchEventOut, projection: RequesterProjection): WatchEventOut {
+  if (event.type === 'BOOKMARK' || event.type === 'ERROR') return event;
+  const object = projection.project(event.object);
+  return object === event.object ? event : { type: event.type, object };
 }
 
 /** Object events in representations that do not depend on the watcher; undefined otherwise. */

@@ -23,7 +23,7 @@ import type { ResourceEventHandler, SharedInformer, SharedInformerFactory } from
 import { sameJson } from '../../backing/json.js';
 import { KubeApiError, type KubeClient } from '../../backing/kube-client.js';
 import type { Logger } from '../../observability/logger.js';
-import { hostClaimRecord } from '../../resources/hostclaim/storage.js';
+import { hostClaimRecord, hostErrorAnnotation } from '../../resources/hostclaim/storage.js';
 import { hostKeys, metal3GroupVersion, metal3Paths, metal3Resources, provisioningState, type BareMetalHost, type HostDeployPolicy, type Namespace } from '../../metal3/types.js';
 import { boundRecord, recordConsumerRef } from '../../tenancy/host-references.js';
 import { admits, allowsDetaching, tenantNamespace } from '../../tenancy/policy.js';
@@ -42,7 +42,7 @@ import { bindingAnnotations, claimOf, hasReleaseFinalizer, releaseFinalizer, typ
 import { rebootHandled, withoutWorkload, withWorkload } from './host-spec.js';
 import { recordIndexes, unboundValue } from './indexes.js';
 import { deleteSecretCopies, syncSecretCopies } from './secret-copies.js';
-import { boundConditions, nextStatus, unboundConditions, type ConditionInput, type UnboundReason } from './status.js';
+import { boundConditions, hostErrorText, nextStatus, unboundConditions, type ConditionInput, type UnboundReason } from './status.js';
 
 export interface BinderOptions {
   readonly storageNamespace: string;
@@ -372,9 +372,22 @@ export class Binder {
         `No HostDeployPolicy admits namespace ${claim.namespace} any more; the host stays bound to its claim until the claim is deleted.`,
       );
     }
+    // The text first: a status showing the error is then never without it for admins.
+    if (claim.annotations[hostErrorAnnotation] !== hostErrorText(host)) return this.recordHostError(claim, hostErrorText(host));
     const conditions = boundConditions(claim, host, { authorized, ...(problem === undefined ? {} : { syncProblem: problem }) });
     const binding = { bareMetalHost: { namespace: hostNamespace, name: host.metadata.name }, ...(host.status?.poweredOn === undefined ? {} : { poweredOn: host.status.poweredOn }) };
     return this.writeStatus(claim, conditions, binding);
+  }
+
+  /** Keeps the host's error text on the record (the controller annotation only the server reads). */
+  private async recordHostError(claim: Claim, text: string | undefined): Promise<ReconcileResult> {
+    const record = structuredClone(claim.record);
+    const annotations = { ...record.metadata.annotations };
+    if (text === undefined) Reflect.deleteProperty(annotations, hostErrorAnnotation);
+    else annotations[hostErrorAnnotation] = text;
+    record.metadata.annotations = annotations;
+    await this.writeRecord(record);
+    return { requeueAfterMs: 0 };
   }
 
   private async clearReboot(claim: Claim): Promise<ReconcileResult> {

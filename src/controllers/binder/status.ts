@@ -4,10 +4,12 @@
  * Authorized. Reasons and messages are written for tenants: they never
  * contain a host name the tenant may not see, BMC details, or the host's raw
  * error text (Ironic messages carry BMC addresses); the raw text stays on
- * the BareMetalHost, for those who may read it.
+ * the BareMetalHost, and on the record for infrastructure admins
+ * (`hostErrorText`, resources/hostclaim/projection.ts).
  */
 import { provisioningState, type BareMetalHost } from '../../metal3/types.js';
 import { sameJson } from '../../backing/json.js';
+import { withoutBmcDetails } from '../../tenancy/bmc-details.js';
 import { hardwareDataName } from '../../tenancy/host-references.js';
 import type { Claim, Condition, HostClaimStatus } from './claim.js';
 
@@ -44,6 +46,12 @@ export function sanitizedHostError(host: BareMetalHost): string | undefined {
   const message = host.status?.errorMessage ?? '';
   if (type === '' && message === '') return undefined;
   return `${errorMessages[type] ?? genericError} The infrastructure administrator can see the details.`;
+}
+
+/** The host's own error text for infrastructure admins, its BMC address and credentials name replaced; undefined without one. */
+export function hostErrorText(host: BareMetalHost): string | undefined {
+  const message = host.status?.errorMessage ?? '';
+  return message === '' ? undefined : withoutBmcDetails(message, host);
 }
 
 export function unboundConditions(reason: UnboundReason): ConditionInput[] {

@@ -10,7 +10,8 @@
  *   policy never hides a tenant's own machine). Hosts bound to anyone else
  *   are invisible.
  * - Content: `spec.hardware` is the host's `status.hardware` pruned to the
- *   HardwareData schema, the allow-list of what tenants see. Labels are
+ *   HardwareData schema, without the inventory sections the admitting
+ *   policies do not share (inventory.ts). Labels are
  *   those an admitting policy shares by pattern, never infrastructure keys.
  *   One annotation, `tenancy.metal3.io/boot-mac-address`: the host's
  *   `spec.bootMACAddress`, which CAPM3's templates address (`fromBootMAC`)
@@ -19,6 +20,9 @@
  *   HostClaim prototype reads HardwareData annotations for
  *   `fromAnnotation`). No other annotation, owners, finalizers or
  *   managedFields.
+ *
+ * This is the tenant form. The host it was made from is kept beside it
+ * (`sourceOf`) for the infrastructure admin form (admin-projection.ts).
  */
 import { tenancyV1alpha1 } from '../../api/group.js';
 import { pruneToSchema } from '../../api/openapi/prune.js';
@@ -29,6 +33,7 @@ import { derivedUid, virtualUid } from '../../backing/storage-mapping.js';
 import type { BareMetalHost, HostDeployPolicy, Namespace } from '../../metal3/types.js';
 import { boundRecord, hardwareDataName, isFree } from '../../tenancy/host-references.js';
 import { admittingPolicies, sharesLabelKey, tenantNamespace } from '../../tenancy/policy.js';
+import { sharedSections, withheld, type InventorySection } from './inventory.js';
 
 export const hardwareDataApiVersion = groupVersionString(tenancyV1alpha1);
 
@@ -105,10 +110,11 @@ export function isVisible(host: BareMetalHost, view: TenantView): boolean {
 export function hardwareData(host: BareMetalHost, view: TenantView, specSchema: K8sSchema, resourceVersion?: string): ApiObject | undefined {
   if (!isVisible(host, view)) return undefined;
   const hostNamespace = host.metadata.namespace ?? '';
-  const labels = sharedLabels(host.metadata.labels ?? {}, policiesFor(host, view));
+  const policies = policiesFor(host, view);
+  const labels = sharedLabels(host.metadata.labels ?? {}, policies);
   const { creationTimestamp } = host.metadata;
   const annotations = bootMacAnnotation(host);
-  return {
+  const object: ApiObject = {
     apiVersion: hardwareDataApiVersion,
     kind: 'HardwareData',
     metadata: {
@@ -120,12 +126,44 @@ export function hardwareData(host: BareMetalHost, view: TenantView, specSchema: 
       ...(Object.keys(labels).length === 0 ? {} : { labels }),
       ...(annotations === undefined ? {} : { annotations }),
     },
-    spec: prunedSpec(host, specSchema),
+    spec: tenantSpec(host, specSchema, sharedSections(policies)),
   };
+  sources.set(object, { host, inventory: prunedSpec(host, specSchema) });
+  return object;
+}
+
+/** What a HardwareData object was made from: the host, and its whole inventory pruned to the schema. */
+export interface HardwareDataSource {
+  readonly host: BareMetalHost;
+  readonly inventory: Readonly<Record<string, unknown>>;
+}
+
+/** Kept beside each object, never in it; a copy of the object has none (it shows the tenant form). */
+const sources = new WeakMap<ApiObject, HardwareDataSource>();
+
+export function sourceOf(object: ApiObject): HardwareDataSource | undefined {
+  return sources.get(object);
 }
 
 /** The pruned inventory, computed once per host version (a new version is a new object) and shared by every tenant seeing it. */
 const prunedSpecs = new WeakMap<BareMetalHost, Record<string, unknown>>();
+/** The tenant inventories of a host version, by the sections shared; shared by every tenant with the same sections. */
+const tenantSpecs = new WeakMap<BareMetalHost, Map<string, Record<string, unknown>>>();
+
+function tenantSpec(host: BareMetalHost, specSchema: K8sSchema, shared: readonly InventorySection[]): Record<string, unknown> {
+  let specs = tenantSpecs.get(host);
+  if (specs === undefined) {
+    specs = new Map();
+    tenantSpecs.set(host, specs);
+  }
+  const key = shared.join(',');
+  let spec = specs.get(key);
+  if (spec === undefined) {
+    spec = withheld(prunedSpec(host, specSchema), shared);
+    specs.set(key, spec);
+  }
+  return spec;
+}
 
 function prunedSpec(host: BareMetalHost, specSchema: K8sSchema): Record<string, unknown> {
   let spec = prunedSpecs.get(host);

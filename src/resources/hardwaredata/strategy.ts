@@ -1,13 +1,19 @@
-/** What is specific to HardwareData in the generic REST layer: the table columns (it is read-only). */
+/** What is specific to HardwareData in the generic REST layer: the table columns and the admin projection (it is read-only). */
 import type { ResourceStrategy } from '../../api/rest/contracts.js';
+import type { Authorizer } from '../../auth/authorizer.js';
+import { infrastructureAdminAccess } from '../../tenancy/infrastructure-admin.js';
+import { hardwareDataProjection } from './admin-projection.js';
 import type { TableColumn } from '../../api/rest/representation.js';
 import type { ApiObject } from '../../api/rest/types.js';
 import { hardwareDataResource } from './descriptor.js';
 
-export const hardwareDataStrategy: ResourceStrategy = {
-  descriptor: hardwareDataResource,
-  columns: hardwareDataColumns(),
-};
+export function hardwareDataStrategy(authorizer: Authorizer): ResourceStrategy {
+  return {
+    descriptor: hardwareDataResource,
+    columns: hardwareDataColumns(),
+    projection: hardwareDataProjection(infrastructureAdminAccess(authorizer)),
+  };
+}
 
 type Fields = Record<string, unknown>;
 

@@ -12,6 +12,8 @@ import { isReservedFinalizer, isReservedKey } from '../../backing/storage-mappin
 import { hostClaimResource } from './descriptor.js';
 import { secretAccessAdmission } from './secret-access.js';
 import type { Authorizer } from '../../auth/authorizer.js';
+import { infrastructureAdminAccess } from '../../tenancy/infrastructure-admin.js';
+import { hostClaimProjection, hostErrorMessage } from './projection.js';
 
 const secretReferenceFields = ['userData', 'networkData', 'metaData'] as const;
 
@@ -21,6 +23,7 @@ export function hostClaimStrategy(authorizer: Authorizer): WritableResourceStrat
     columns: hostClaimColumns(),
     validate: (object, namespace) => [...validateMetadata(object), ...validateSecretReferences(object, namespace), ...validateSelection(object)],
     admit: secretAccessAdmission(authorizer),
+    projection: hostClaimProjection(infrastructureAdminAccess(authorizer)),
   };
 }
 
@@ -83,5 +86,12 @@ function hostClaimColumns(): TableColumn[] {
       value: (o) => (spec(o)['image'] as { url?: string } | undefined)?.url,
     },
     { name: 'Failure Domain', type: 'string', description: 'The failure domain requested.', priority: 1, value: (o) => spec(o)['failureDomain'] },
+    {
+      name: 'Host Error',
+      type: 'string',
+      description: "The host's error: for tenants a sanitized message, for infrastructure admins the host's own text.",
+      priority: 1,
+      value: hostErrorMessage,
+    },
   ];
 }

@@ -38,7 +38,8 @@ const store: ReadableStore = {
   get: (namespace, name) => (namespace === 'tenant-a' && name === 'infra.h1' ? Promise.resolve(object) : Promise.reject(notFound(gr, name))),
   list: () => Promise.resolve({ apiVersion: 'tenancy.metal3.io/v1alpha1', kind: 'HardwareDataList', metadata: { resourceVersion: '5' }, items: [object] }),
 };
-const resource: ReadOnlyResource = { access: 'read-only', strategy: hardwareDataStrategy, store };
+const strategy = hardwareDataStrategy(new Authorizer(() => Promise.resolve({ allowed: false, reason: '' })));
+const resource: ReadOnlyResource = { access: 'read-only', strategy, store };
 
 let pki: TestPki;
 let servingCAPem: string;
@@ -99,7 +100,7 @@ describe('a read-only resource', () => {
   });
 
   it('may not declare a write verb it could never serve', () => {
-    const dishonest: ReadOnlyResource = { ...resource, strategy: { ...hardwareDataStrategy, descriptor: { ...hardwareDataStrategy.descriptor, verbs: ['get', 'create'] } } };
+    const dishonest: ReadOnlyResource = { ...resource, strategy: { ...strategy, descriptor: { ...strategy.descriptor, verbs: ['get', 'create'] } } };
     expect(() => restRouter(tenancyV1alpha1, [dishonest], everyNamespace)).toThrow('hardwaredata is read-only but declares create');
   });
 });

@@ -131,7 +131,7 @@ const hardware = new HardwareDataStore({ hub: hardwareHub, model, consistent: ()
 const authorizer = new Authorizer(() => Promise.resolve({ allowed: false, reason: '' }));
 const resources: RestResource[] = [
   { access: 'read-write', strategy: hostClaimStrategy(authorizer), store: claims },
-  { access: 'read-only', strategy: hardwareDataStrategy, store: hardware },
+  { access: 'read-only', strategy: hardwareDataStrategy(authorizer), store: hardware },
 ];
 const kinds = [
   { plural: 'hostclaims', store: claims as ReadableStore, tooOld: tooOldMessage },

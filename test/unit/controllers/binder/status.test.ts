@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { HostClaimStatus } from '../../../../src/controllers/binder/claim.js';
-import { boundConditions, nextStatus, sanitizedHostError, unboundConditions, type ConditionInput, type UnboundReason } from '../../../../src/controllers/binder/status.js';
+import { boundConditions, hostErrorText, nextStatus, sanitizedHostError, unboundConditions, type ConditionInput, type UnboundReason } from '../../../../src/controllers/binder/status.js';
 import type { BareMetalHost } from '../../../../src/metal3/types.js';
 import { claim, host } from './fixtures.js';
 
@@ -249,5 +249,14 @@ describe('nextStatus', () => {
     const text = JSON.stringify(status);
     expect(text).not.toContain('10.1.2.3');
     expect(text).not.toContain(rawError);
+  });
+});
+
+describe('hostErrorText', () => {
+  it("is the host's own error text with its BMC address and credentials name replaced, or undefined without one", () => {
+    const h = host({ status: { errorType: 'registration error', errorMessage: 'POST redfish://10.1.2.3/redfish/v1/Systems/1 with host-0-bmc-secret: 10.1.2.3 refused' } });
+    expect(hostErrorText(h)).toBe('POST <BMC address> with <BMC credentials>: <BMC address> refused');
+    expect(hostErrorText(host({ status: { errorType: 'registration error', errorMessage: '' } }))).toBeUndefined();
+    expect(hostErrorText(host())).toBeUndefined();
   });
 });

@@ -174,7 +174,8 @@ describe('the HardwareData object', () => {
         labels: { role: 'worker' },
         annotations: { 'tenancy.metal3.io/boot-mac-address': '00:11:22:33:44:55' },
       },
-      spec: { hardware: inventory },
+      // The chassis serial number is withheld by default (inventory.ts).
+      spec: { hardware: { ...inventory, systemVendor: { manufacturer: 'Dell', productName: 'R650' } } },
     });
   });
 

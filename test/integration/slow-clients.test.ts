@@ -26,7 +26,7 @@ let tenant: DirectConnection;
 
 const collection = '/apis/tenancy.metal3.io/v1alpha1/namespaces/tenant-a/hostclaims';
 const steady = `${collection}/steady`;
-/** One per writer: concurrent merge patches of one claim can conflict (409). */
+/** One per writer: six merge patches of one claim at once can exhaust the five conflict retries kube (and this server) allow, a 409. */
 const churnClaims = ['churn-0', 'churn-1', 'churn-2', 'churn-3', 'churn-4', 'churn-5'];
 
 // The server's deadlines (src/server/https-server.ts).

@@ -37,7 +37,8 @@ export class ErrorLog {
     return window !== undefined && (window.until === undefined || performance.now() < window.until);
   }
 
-  record(replica: string, operation: string, detail: string): void {
+  record(replica: string, operation: string, rawDetail: string): void {
+    const detail = rawDetail.replace(/\s+/g, ' ').trim();
     const kind = `${replica} ${operation} ${detail.slice(0, 80)}`;
     const counts = this.isDown(replica) ? this.#expected : this.#unexpected;
     counts.set(kind, (counts.get(kind) ?? 0) + 1);

@@ -27,6 +27,8 @@ export interface RssSample {
   readonly replica: ReplicaName;
   readonly pid: number;
   readonly rssMiB: number;
+  /** V8's heap in use (nodejs_heap_size_used_bytes of the replica's /metrics), garbage not yet collected included. */
+  readonly heapUsedMiB: number | undefined;
 }
 
 export class Replicas {
@@ -87,13 +89,15 @@ export class Replicas {
     return { killedPid, newPid, backAfterSeconds: (performance.now() - started) / 1000 };
   }
 
-  async sample(): Promise<RssSample[]> {
+  /** `metrics(replica)`: the replica's /metrics text. */
+  async sample(metrics: (replica: ReplicaName) => Promise<string>): Promise<RssSample[]> {
     const atSeconds = Math.round((performance.now() - this.origin) / 1000);
     const samples: RssSample[] = [];
     for (const replica of REPLICAS) {
       try {
         const pid = this.pid(replica);
-        samples.push({ atSeconds, replica, pid, rssMiB: Math.round(await rssMiB(pid)) });
+        const heap = /^nodejs_heap_size_used_bytes (\S+)$/m.exec(await metrics(replica).catch(() => ''))?.[1];
+        samples.push({ atSeconds, replica, pid, rssMiB: Math.round(await rssMiB(pid)), heapUsedMiB: heap === undefined ? undefined : Math.round(Number(heap) / 2 ** 20) });
       } catch {
         // Being restarted: no sample this time.
       }

@@ -50,6 +50,8 @@ export interface SoakResults {
 }
 
 const ALL_CLAIMS = `${CLAIMS}/hostclaims`;
+/** An admin as the aggregator asserts one, for the direct path. */
+const ADMIN_HEADERS = { 'X-Remote-User': 'soak-admin', 'X-Remote-Group': ['system:masters', 'system:authenticated'] };
 
 export async function runSoak(env: DevEnvironment, config: SoakConfig, log: (line: string) => void): Promise<SoakResults> {
   const startedAt = new Date();
@@ -77,7 +79,7 @@ export async function runSoak(env: DevEnvironment, config: SoakConfig, log: (lin
       direct: (user) => ({
         origin: () => replicas.directUrl(),
         ...frontProxy,
-        headers: user === 'tenant' ? { 'X-Remote-User': TENANT_USER, 'X-Remote-Group': ['system:authenticated'] } : { 'X-Remote-User': 'soak-admin', 'X-Remote-Group': ['system:masters', 'system:authenticated'] },
+        headers: user === 'tenant' ? { 'X-Remote-User': TENANT_USER, 'X-Remote-Group': ['system:authenticated'] } : ADMIN_HEADERS,
       }),
     };
     const errors = new ErrorLog();
@@ -85,6 +87,12 @@ export async function runSoak(env: DevEnvironment, config: SoakConfig, log: (lin
     const tenants = Object.fromEntries(REPLICAS.map((replica) => [replica, new SoakClient(replica, endpoints[replica]('tenant'), loopSockets + 4)])) as Record<ReplicaName, SoakClient>;
     const admins = Object.fromEntries(REPLICAS.map((replica) => [replica, new SoakClient(replica, endpoints[replica]('admin'), 2)])) as Record<ReplicaName, SoakClient>;
     const watchTimeout = (): number => 300 + Math.random() * 300;
+    // /metrics is not behind the aggregator: each replica's own port, as an admin.
+    const metricsClients: Record<ReplicaName, SoakClient> = {
+      aggregated: new SoakClient('aggregated', { origin: () => env.serverUrl, ...frontProxy, headers: ADMIN_HEADERS }, 1),
+      direct: new SoakClient('direct', { origin: () => replicas.directUrl(), ...frontProxy, headers: ADMIN_HEADERS }, 1),
+    };
+    const metrics = async (replica: ReplicaName): Promise<string> => (await metricsClients[replica].request('GET', '/metrics')).body;
 
     // The caches checked at the end live through the whole run, kills included.
     const checked = REPLICAS.map((replica) => new Informer(admins[replica], ALL_CLAIMS, errors, 'informer', watchTimeout));
@@ -108,9 +116,9 @@ export async function runSoak(env: DevEnvironment, config: SoakConfig, log: (lin
     let nextKill = config.killEveryMinutes > 0 ? performance.now() + config.killEveryMinutes * 60_000 : Infinity;
     while (performance.now() < endAt) {
       if (performance.now() >= nextSample) {
-        const samples = await replicas.sample();
+        const samples = await replicas.sample(metrics);
         rss.push(...samples);
-        log(`RSS ${samples.map((s) => `${s.replica} ${s.rssMiB} MiB`).join(', ')}; reads ${sum(loads, 'reads')}, writes ${sum(loads, 'writes')}, churn ${sum(loads, 'churnCycles')}; unexpected errors ${errors.unexpectedTotal()}`);
+        log(`RSS (V8 heap used) ${samples.map((s) => `${s.replica} ${s.rssMiB} (${s.heapUsedMiB ?? '?'}) MiB`).join(', ')}; reads ${sum(loads, 'reads')}, writes ${sum(loads, 'writes')}, churn ${sum(loads, 'churnCycles')}; unexpected errors ${errors.unexpectedTotal()}`);
         nextSample += config.sampleSeconds * 1000;
       }
       if (performance.now() >= nextKill) {
@@ -125,7 +133,7 @@ export async function runSoak(env: DevEnvironment, config: SoakConfig, log: (lin
     await Promise.all(watchers.map((watcher) => watcher.stop()));
     const informerCheck = await checkInformers(checked, admins, log);
     for (const informer of checked) await informer.stop();
-    for (const client of [...Object.values(tenants), ...Object.values(admins)]) client.close();
+    for (const client of [...Object.values(tenants), ...Object.values(admins), ...Object.values(metricsClients)]) client.close();
 
     const startedAtSeconds = new Map([...replicas.startedAt.entries()].map(([pid, at]) => [pid, (at - origin) / 1000]));
     const growth = rssGrowth(rss, startedAtSeconds, config.warmupMinutes * 60);

@@ -29,6 +29,8 @@ export interface RssSample {
   readonly rssMiB: number;
   /** V8's heap in use (nodejs_heap_size_used_bytes of the replica's /metrics), garbage not yet collected included. */
   readonly heapUsedMiB: number | undefined;
+  /** Memory of JavaScript objects held outside the heap, Buffers included (nodejs_external_memory_bytes). */
+  readonly externalMiB: number | undefined;
 }
 
 export class Replicas {
@@ -96,8 +98,19 @@ export class Replicas {
     for (const replica of REPLICAS) {
       try {
         const pid = this.pid(replica);
-        const heap = /^nodejs_heap_size_used_bytes (\S+)$/m.exec(await metrics(replica).catch(() => ''))?.[1];
-        samples.push({ atSeconds, replica, pid, rssMiB: Math.round(await rssMiB(pid)), heapUsedMiB: heap === undefined ? undefined : Math.round(Number(heap) / 2 ** 20) });
+        const text = await metrics(replica).catch(() => '');
+        const figure = (name: string): number | undefined => {
+          const value = new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1];
+          return value === undefined ? undefined : Math.round(Number(value) / 2 ** 20);
+        };
+        samples.push({
+          atSeconds,
+          replica,
+          pid,
+          rssMiB: Math.round(await rssMiB(pid)),
+          heapUsedMiB: figure('nodejs_heap_size_used_bytes'),
+          externalMiB: figure('nodejs_external_memory_bytes'),
+        });
       } catch {
         // Being restarted: no sample this time.
       }
@@ -117,9 +130,11 @@ export interface RssGrowth {
 }
 
 /**
- * RSS growth of each process after its warm-up: the median of its last three
- * samples over the median of its first three after warm-up. A process with
- * fewer than six samples after warm-up is not judged.
+ * RSS growth of each process after its warm-up: the median of its last
+ * quarter of samples over the median of its first quarter after warm-up (at
+ * least three samples each: RSS goes up and down by tens of MiB as V8 and
+ * the allocator take and return memory). A process with fewer than six
+ * samples after warm-up is not judged.
  */
 export function rssGrowth(samples: readonly RssSample[], startedAtSeconds: ReadonlyMap<number, number>, warmupSeconds: number): RssGrowth[] {
   const byPid = new Map<number, RssSample[]>();
@@ -128,12 +143,17 @@ export function rssGrowth(samples: readonly RssSample[], startedAtSeconds: Reado
     if (sample.atSeconds < start + warmupSeconds) continue;
     byPid.set(sample.pid, [...(byPid.get(sample.pid) ?? []), sample]);
   }
-  const median3 = (values: RssSample[]): number => [...values].map((s) => s.rssMiB).sort((a, b) => a - b)[1] ?? Number.NaN;
+  const median = (values: RssSample[]): number => {
+    const sorted = values.map((sample) => sample.rssMiB).sort((a, b) => a - b);
+    const middle = Math.floor(sorted.length / 2);
+    return sorted.length % 2 === 1 ? (sorted[middle] ?? Number.NaN) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+  };
   return [...byPid.entries()]
     .filter(([, list]) => list.length >= 6)
     .map(([pid, list]) => {
-      const baselineMiB = median3(list.slice(0, 3));
-      const finalMiB = median3(list.slice(-3));
+      const window = Math.max(3, Math.floor(list.length / 4));
+      const baselineMiB = median(list.slice(0, window));
+      const finalMiB = median(list.slice(-window));
       return { replica: list[0]?.replica ?? 'aggregated', pid, samples: list.length, baselineMiB, finalMiB, growth: finalMiB / baselineMiB - 1 };
     });
 }

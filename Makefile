@@ -73,6 +73,10 @@ fuzz: deps build controlplane ## fuzz every parsed input against kube's answers 
 bench: deps build controlplane bmo ## benchmark against kube-apiserver serving the backing CRDs at issue #12's scale (~30 min; BENCH_* settings in test/bench/config.ts; see docs/performance.md)
 	tsx test/bench/cli.ts
 
+.PHONY: soak
+soak: deps build controlplane bmo ## an hour of mixed load on two replicas with leader kills; RSS, errors, informer check (SOAK_MINUTES=60 SOAK_KILL_EVERY_MINUTES=10; see docs/reliability.md)
+	tsx test/soak/cli.ts
+
 .PHONY: dev
 dev: deps build controlplane bmo ## run everything locally until Ctrl-C (see README)
 	tsx test/controlplane/cli.ts dev

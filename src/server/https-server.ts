@@ -7,15 +7,35 @@
  * included) may take 1 MiB, kube-apiserver's MaxHeaderBytes
  * (k8s.io/apiserver SecureServingInfo.Serve); beyond that the answer is Go
  * net/http's: 431 with a plain-text body, then the connection closes.
+ *
+ * Slow and idle clients are bounded in time as kube-apiserver's server bounds
+ * them (SecureServingInfo.Serve: ReadHeaderTimeout 32 s, which Go also
+ * applies to the TLS handshake and to a new connection's first request), so
+ * what a connection holds is released: see docs/reliability.md, "Slow and
+ * hostile clients".
  */
 import { once } from 'node:events';
 import https from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import type { Express } from 'express';
 import type { TlsContextSwitch } from './tls-context.js';
 
 // Above Go's default idle-connection timeout (90 s) so kube-apiserver never reuses a connection we just closed.
 const keepAliveTimeoutMs = 120_000;
+/** kube-apiserver's ReadHeaderTimeout: for the TLS handshake, for a new connection to send its first request, for each request's headers. */
+export const readHeaderTimeoutMs = 32_000;
+/**
+ * For a request to arrive whole, body included (kube's default --request-timeout,
+ * within which its handler must have read the body). Node counts it only until
+ * the request is received, so watches and other long answers are not cut.
+ */
+export const requestReceiveTimeoutMs = 60_000;
+/** An answer whose client has not taken its last bytes this long after it ended (it stopped reading) is dropped with its connection. */
+export const unreadAnswerTimeoutMs = 60_000;
+// How often Node checks the two deadlines above (its default, 30 s, would let a slow client overstay by that much).
+const connectionsCheckingIntervalMs = 2_000;
 /** kube-apiserver's MaxHeaderBytes (1 << 20); Node's default is 16 KiB. */
 export const maxHeaderBytes = 1 << 20;
 // Go reads MaxHeaderBytes plus 4 KiB of bufio slack before refusing (net/http initialReadLimitSize).
@@ -31,17 +51,30 @@ export class HttpsServer {
   private readonly drained = new EventTarget();
 
   constructor(app: Express, tls: TlsContextSwitch) {
-    this.server = https.createServer({ ...tls.options(), maxHeaderSize: headerReadLimit }, app);
+    this.server = https.createServer(
+      {
+        ...tls.options(),
+        maxHeaderSize: headerReadLimit,
+        handshakeTimeout: readHeaderTimeoutMs,
+        headersTimeout: readHeaderTimeoutMs,
+        requestTimeout: requestReceiveTimeoutMs,
+        connectionsCheckingInterval: connectionsCheckingIntervalMs,
+      },
+      app,
+    );
     this.server.on('clientError', answerClientError);
     this.server.keepAliveTimeout = keepAliveTimeoutMs;
-    this.server.headersTimeout = 60_000;
-    // Watches are long-running: no whole-request timeout at the socket level.
-    this.server.requestTimeout = 0;
     this.server.on('connection', (socket: Socket) => {
       this.sockets.add(socket);
       socket.once('close', () => this.sockets.delete(socket));
     });
-    this.server.on('request', (_req, res: import('node:http').ServerResponse) => {
+    // Node's HTTP server times out headers only once their first byte came: a connection that sends nothing is dropped after kube's ReadHeaderTimeout.
+    this.server.on('secureConnection', (socket: TLSSocket) => socket.setTimeout(readHeaderTimeoutMs));
+    this.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      // From here Node's own deadlines apply: request receipt, then keep-alive once answered.
+      req.socket.setTimeout(0);
+      dropWhenUnread(res);
+      closeWhenBodyUnread(req, res);
       this.inFlight++;
       res.once('close', () => {
         this.inFlight--;
@@ -72,6 +105,38 @@ export class HttpsServer {
     for (const socket of this.sockets) socket.destroy();
     await closed;
   }
+}
+
+/**
+ * A client that stopped reading keeps an ended answer's unsent bytes in this
+ * process (and a watch the hub closed as a slow consumer) for as long as it
+ * keeps the connection: drop the connection once the answer has waited
+ * `unreadAnswerTimeoutMs` for it.
+ */
+function dropWhenUnread(res: ServerResponse): void {
+  res.once('prefinish', () => {
+    if (res.writableFinished) return;
+    const timer = setTimeout(() => res.destroy(), unreadAnswerTimeoutMs);
+    timer.unref();
+    res.once('finish', () => { clearTimeout(timer); });
+    res.once('close', () => { clearTimeout(timer); });
+  });
+}
+
+/**
+ * An answer sent before its request's body was read whole (413 past the
+ * body limit, or any refusal before the body is read) ends the connection,
+ * as net/http ends it (closeAfterReply): Node would otherwise read and
+ * discard whatever the client keeps sending, as fast as it sends it.
+ */
+function closeWhenBodyUnread(req: IncomingMessage, res: ServerResponse): void {
+  // Node detaches the socket from the request once answered.
+  const socket = req.socket;
+  res.once('finish', () => {
+    if (req.complete) return;
+    socket.end();
+    setTimeout(() => socket.destroy(), rstAvoidanceDelayMs).unref();
+  });
 }
 
 /**

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { CaseGroup, IsolationCase, Outcome } from '../isolation/cases.js';
 import { clusterWide } from '../isolation/groups/cluster-wide.js';
 import { crossNamespace } from '../isolation/groups/cross-namespace.js';
+import { hostErrors } from '../isolation/groups/host-errors.js';
 import { identity } from '../isolation/groups/identity.js';
 import { leaks, leaksIn } from '../isolation/groups/leaks.js';
 import { names } from '../isolation/groups/names.js';
@@ -23,7 +24,7 @@ import { writes } from '../isolation/groups/writes.js';
 import { writeReport, type CaseResult } from '../isolation/report.js';
 import { startWorld, type World } from '../isolation/world.js';
 
-const groups: readonly CaseGroup[] = [identity, crossNamespace, clusterWide, selectors, tokens, names, writes, references, leaks];
+const groups: readonly CaseGroup[] = [identity, crossNamespace, clusterWide, selectors, tokens, names, writes, references, hostErrors, leaks];
 const total = groups.reduce((sum, group) => sum + group.cases.length, 0);
 const binDir = inject('controlPlaneBinDir');
 const results: CaseResult[] = [];

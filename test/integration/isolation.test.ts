@@ -19,12 +19,13 @@ import { leaks, leaksIn } from '../isolation/groups/leaks.js';
 import { names } from '../isolation/groups/names.js';
 import { references } from '../isolation/groups/references.js';
 import { selectors } from '../isolation/groups/selectors.js';
+import { sharedHosts } from '../isolation/groups/shared-hosts.js';
 import { tokens } from '../isolation/groups/tokens.js';
 import { writes } from '../isolation/groups/writes.js';
 import { writeReport, type CaseResult } from '../isolation/report.js';
 import { startWorld, type World } from '../isolation/world.js';
 
-const groups: readonly CaseGroup[] = [identity, crossNamespace, clusterWide, selectors, tokens, names, writes, references, hostErrors, leaks];
+const groups: readonly CaseGroup[] = [identity, crossNamespace, clusterWide, selectors, tokens, names, writes, references, hostErrors, sharedHosts, leaks];
 const total = groups.reduce((sum, group) => sum + group.cases.length, 0);
 const binDir = inject('controlPlaneBinDir');
 const results: CaseResult[] = [];

@@ -12,7 +12,11 @@ export const hosts = [
   { namespace: 'hosts-a', name: 'host-a', role: 'worker-a', bmc: 'redfish://192.0.2.201:8000/redfish/v1/Systems/7a', credentials: 'host-a-bmc-credentials', password: 'pw-host-a-7f3c' },
   { namespace: 'hosts-a', name: 'host-a2', role: 'spare-a', bmc: 'redfish://192.0.2.203:8000/redfish/v1/Systems/7c', credentials: 'host-a2-bmc-credentials', password: 'pw-host-a2-91d0' },
   { namespace: 'hosts-b', name: 'host-b', role: 'worker-b', bmc: 'redfish://192.0.2.202:8000/redfish/v1/Systems/7b', credentials: 'host-b-bmc-credentials', password: 'pw-host-b-52e1' },
+  { namespace: 'hosts-shared', name: 'host-s', role: 'worker-s', bmc: 'redfish://192.0.2.204:8000/redfish/v1/Systems/7d', credentials: 'host-s-bmc-credentials', password: 'pw-host-s-0b6a' },
 ] as const;
+
+/** Claims a group creates later in tenant-b, which tenant-a must never see named. */
+export const laterClaimsOfB = ['bravo-shared'] as const;
 
 export const claimsOf = { 'tenant-a': ['alpha-one', 'alpha-two', 'alpha-three'], 'tenant-b': ['bravo-one', 'bravo-two'] } as const;
 export const secretPayload = { 'tenant-a': 'alpha-secret-payload-1e9', 'tenant-b': 'bravo-secret-payload-4c2' } as const;
@@ -31,6 +35,7 @@ export function forbiddenTermsFor(viewer: 'tenant-a' | 'tenant-b'): string[] {
     `${other}.`,
     other,
     ...claimsOf[other],
+    ...(other === 'tenant-b' ? laterClaimsOfB : []),
     secretPayload[other],
     `${other === 'tenant-a' ? 'alpha' : 'bravo'}-userdata`,
     ...otherHosts,
@@ -55,7 +60,7 @@ const b64 = (text: string): string => Buffer.from(text).toString('base64');
 
 export async function createHosts(env: DevEnvironment): Promise<void> {
   const cp = env.controlPlane;
-  for (const namespace of ['hosts-a', 'hosts-b']) await cp.requestJson('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  for (const namespace of ['hosts-a', 'hosts-b', 'hosts-shared']) await cp.requestJson('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
   for (const host of hosts) {
     await cp.requestJson('POST', `/api/v1/namespaces/${host.namespace}/secrets`, {
       apiVersion: 'v1',
@@ -72,8 +77,8 @@ export async function createHosts(env: DevEnvironment): Promise<void> {
     const status = {
       operationalStatus: 'OK',
       errorCount: 0,
-      // A host in error is never a candidate: host-a stays claimable, the others carry Ironic text with their BMC address.
-      errorMessage: host.name === 'host-a' ? '' : `${ironicError} ${host.bmc}`,
+      // A host in error is never a candidate: host-a and host-s stay claimable, the others carry Ironic text with their BMC address.
+      errorMessage: host.name === 'host-a' || host.name === 'host-s' ? '' : `${ironicError} ${host.bmc}`,
       poweredOn: false,
       provisioning: { state: 'available', ID: `ironic-${host.name}` },
       goodCredentials: { credentials: { name: host.credentials, namespace: host.namespace }, credentialsVersion: '1' },
@@ -84,12 +89,13 @@ export async function createHosts(env: DevEnvironment): Promise<void> {
     });
     if (patched.code !== 0) throw new Error(patched.stderr);
   }
-  for (const [namespace, tenant] of [['hosts-a', 'tenant-a'], ['hosts-b', 'tenant-b']] as const) {
+  const admitted = [['hosts-a', ['tenant-a']], ['hosts-b', ['tenant-b']], ['hosts-shared', ['tenant-a', 'tenant-b']]] as const;
+  for (const [namespace, tenants] of admitted) {
     await cp.requestJson('POST', `/apis/metal3.io/v1alpha1/namespaces/${namespace}/hostdeploypolicies`, {
       apiVersion: 'metal3.io/v1alpha1',
       kind: 'HostDeployPolicy',
       metadata: { name: 'tenants' },
-      spec: { hostClaimNamespaces: { names: [tenant] } },
+      spec: { hostClaimNamespaces: { names: [...tenants] } },
     });
   }
 }

@@ -12,6 +12,7 @@
  *   tenant-b    claims bravo-one, bravo-two (app=bravo), Secret bravo-userdata
  *   hosts-a     hosts host-a (role=worker-a), host-a2; its policy admits tenant-a
  *   hosts-b     host host-b (role=worker-b); its policy admits tenant-b
+ *   hosts-shared host host-s (role=worker-s); its policy admits both
  */
 import { readFile } from 'node:fs/promises';
 import type { OutgoingHttpHeaders } from 'node:http';

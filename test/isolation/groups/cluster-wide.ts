@@ -64,7 +64,10 @@ const admin: IsolationCase[] = [
     names: ['tenant-a/alpha-one', 'tenant-a/alpha-three', 'tenant-a/alpha-two', 'tenant-b/bravo-one', 'tenant-b/bravo-two'],
   }),
   adminList('/hostclaims?labelSelector=app&fieldSelector=metadata.namespace%3Dtenant-b', { code: 200, names: ['tenant-b/bravo-one', 'tenant-b/bravo-two'] }),
-  adminList('/hardwaredata', { code: 200, names: ['tenant-a/hosts-a.host-a', 'tenant-a/hosts-a.host-a2', 'tenant-b/hosts-b.host-b'] }),
+  adminList('/hardwaredata', {
+    code: 200,
+    names: ['tenant-a/hosts-a.host-a', 'tenant-a/hosts-a.host-a2', 'tenant-a/hosts-shared.host-s', 'tenant-b/hosts-b.host-b', 'tenant-b/hosts-shared.host-s'],
+  }),
 ];
 
 export const clusterWide: CaseGroup = { name: 'cluster-wide requests (today: 403 for tenants; see the scope branch)', cases: [...tenantCases, ...admin] };

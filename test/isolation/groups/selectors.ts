@@ -80,7 +80,7 @@ const byField: IsolationCase[] = [
   fieldCase('tenant-a', 'hostclaims', 'metadata.namespace=tenant-b', empty, '&resourceVersion=0'),
   fieldCase('tenant-a', 'hardwaredata', 'metadata.name=hosts-b.host-b', empty),
   fieldCase('tenant-a', 'hardwaredata', 'metadata.namespace=tenant-b', empty),
-  fieldCase('tenant-b', 'hardwaredata', 'metadata.name!=hosts-b.host-b', empty),
+  fieldCase('tenant-b', 'hardwaredata', 'metadata.name!=hosts-b.host-b', { code: 200, names: ['tenant-b/hosts-shared.host-s'] }),
 ];
 
 export const selectors: CaseGroup = { name: 'selectors probing reserved keys and other namespaces', cases: [...bySelector, ...byField] };

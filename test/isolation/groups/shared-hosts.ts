@@ -53,13 +53,24 @@ const cases: IsolationCase[] = [
   read('before tenant-b holds it', 'tenant-a', 'aggregator', `${hardware('tenant-a')}/${shared}`, { code: 200, object: `tenant-a/${shared}` }, objectOf),
   read('before tenant-b holds it', 'tenant-b', 'aggregator', `${hardware('tenant-b')}/${shared}`, { code: 200, object: `tenant-b/${shared}` }, objectOf),
   {
-    name: 'tenant-b claims the shared host',
-    request: `tenant-b via aggregator: POST ${claims('tenant-b')} bravo-shared {hostSelector role=worker-s}; then the binder`,
-    expected: { create: { code: 201, object: 'tenant-b/bravo-shared' }, associated: 'True BareMetalHostAssociated: The claim is bound to a host.' },
-    run: async (world) => ({
-      create: await create(world, 'tenant-b', 'bravo-shared'),
-      associated: await associated(world, 'tenant-b', 'bravo-shared', (reason) => reason === 'BareMetalHostAssociated'),
-    }),
+    name: 'tenant-b claims the shared host while tenant-a watches HardwareData',
+    request: `tenant-a via aggregator: GET ${hardware('tenant-a')}?watch=true&timeoutSeconds=8&resourceVersion=<now>; meanwhile tenant-b: POST ${claims('tenant-b')} bravo-shared {hostSelector role=worker-s}`,
+    // The host leaves tenant-a's view: a DELETED event, carrying nothing of tenant-b (the runner's scan).
+    expected: { create: { code: 201, object: 'tenant-b/bravo-shared' }, associated: 'True BareMetalHostAssociated: The claim is bound to a host.', watched: { code: 200, events: [`DELETED tenant-a/${shared}`] } },
+    run: async (world) => {
+      const now = ((await world.as('tenant-a', 'aggregator', { path: hardware('tenant-a') })).json as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+      const watch = world.as('tenant-a', 'aggregator', { path: `${hardware('tenant-a')}?watch=true&timeoutSeconds=8&resourceVersion=${now}` });
+      const created = await create(world, 'tenant-b', 'bravo-shared');
+      const bound = await associated(world, 'tenant-b', 'bravo-shared', (reason) => reason === 'BareMetalHostAssociated');
+      const response = await watch;
+      const events = response.body
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => JSON.parse(line) as { type: string; object: { metadata: { namespace?: string; name?: string } } })
+        .filter((event) => event.object.metadata.name === shared)
+        .map((event) => `${event.type} ${event.object.metadata.namespace ?? ''}/${event.object.metadata.name ?? ''}`);
+      return { create: created, associated: bound, watched: { code: response.status, events } };
+    },
   },
   {
     name: 'tenant-a no longer sees the shared host once its cache has the binding',

@@ -108,7 +108,8 @@ async function populate(env: DevEnvironment, workDir: string): Promise<World> {
     exchanges.push(exchange);
   };
   const record = (viewer: 'tenant-a' | 'tenant-b' | undefined, request: Request, response: RawResponse): RawResponse => {
-    if (viewer !== undefined) keep({ viewer, request: describeRequest(request), response: response.body });
+    // Headers too: a Warning or any other header is as visible as the body.
+    if (viewer !== undefined) keep({ viewer, request: describeRequest(request), response: `${JSON.stringify(response.headers)}\n${response.body}` });
     return response;
   };
   const kube = new URL(cp.server);

@@ -141,6 +141,11 @@ const hidden: IsolationCase[] = [
   ownNamespace('tenant-a', 'direct', `${GROUP_PATH}/namespaces/hostclaim-system/hostclaims`, forbidden({ user: 'tenant-a', verb: 'list', resource: 'hostclaims', namespace: 'hostclaim-system' })),
 ];
 
+/** HardwareData names are `<host namespace>.<host name>`: names built around that split find nothing a tenant may not see. */
+const forgedHardwareNames = ['hosts-a..host-a', 'hosts-a.host-a.', '.hosts-a.host-a', 'host-a', 'hosts-a', 'hosts-b.host-b.x', 'hosts-a.host-b', 'hosts-b.host-a'].map((name) =>
+  ownNamespace('tenant-a', 'aggregator', `${GROUP_PATH}/namespaces/tenant-a/hardwaredata/${name}`, notFound('hardwaredata', name)),
+);
+
 const unchanged: IsolationCase = {
   name: "tenant-b's claims are unchanged after every cross-namespace write",
   request: 'admin: GET /apis/tenancy.metal3.io/v1alpha1/namespaces/tenant-b/hostclaims (names, labels, generations)',
@@ -152,4 +157,4 @@ const unchanged: IsolationCase = {
   },
 };
 
-export const crossNamespace: CaseGroup = { name: 'every verb across namespaces', cases: [...matrix, ...missing, ...hidden, unchanged] };
+export const crossNamespace: CaseGroup = { name: 'every verb across namespaces', cases: [...matrix, ...missing, ...hidden, ...forgedHardwareNames, unchanged] };

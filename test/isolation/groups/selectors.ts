@@ -7,7 +7,7 @@
  * them; field selectors can only narrow a request's namespace, never widen
  * it, and match virtual names, never record names.
  */
-import { badRequest, namesOf, type CaseGroup, type IsolationCase, type Outcome } from '../cases.js';
+import { badRequest, namesOf, statusOf, type CaseGroup, type IsolationCase, type Outcome } from '../cases.js';
 import { GROUP_PATH, type Actor, type Path } from '../world.js';
 
 const reservedKeys = [
@@ -83,4 +83,22 @@ const byField: IsolationCase[] = [
   fieldCase('tenant-b', 'hardwaredata', 'metadata.name!=hosts-b.host-b', { code: 200, names: ['tenant-b/hosts-shared.host-s'] }),
 ];
 
-export const selectors: CaseGroup = { name: 'selectors probing reserved keys and other namespaces', cases: [...bySelector, ...byField] };
+/** deletecollection narrowed by a field selector that names the other namespace or its objects: nothing anywhere is deleted. */
+function narrowedDelete(selector: string): IsolationCase {
+  const path = `${GROUP_PATH}/namespaces/tenant-a/hostclaims?fieldSelector=${encodeURIComponent(selector)}`;
+  return {
+    name: `tenant-a deletecollection hostclaims fieldSelector=${selector}`,
+    request: `tenant-a via aggregator: DELETE ${path}; then admin lists both namespaces`,
+    expected: { code: 200, deleted: [], after: ['tenant-a/alpha-one', 'tenant-a/alpha-three', 'tenant-a/alpha-two', 'tenant-b/bravo-one', 'tenant-b/bravo-two'] },
+    run: async (world) => {
+      const response = await world.as('tenant-a', 'aggregator', { method: 'DELETE', path });
+      const deleted = namesOf(response)['names'] ?? statusOf(response);
+      const after = namesOf(await world.as('admin', 'aggregator', { path: `${GROUP_PATH}/hostclaims?labelSelector=app` }))['names'];
+      return { code: response.status, deleted, after };
+    },
+  };
+}
+
+const narrowedDeletes: IsolationCase[] = ['metadata.namespace=tenant-b', 'metadata.name=bravo-one', 'metadata.name=tenant-b.bravo-one', 'metadata.namespace=hostclaim-system'].map(narrowedDelete);
+
+export const selectors: CaseGroup = { name: 'selectors probing reserved keys and other namespaces', cases: [...bySelector, ...byField, ...narrowedDeletes] };

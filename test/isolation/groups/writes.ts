@@ -121,4 +121,28 @@ const bodies: IsolationCase[] = [
   sendCase('apply with the binding annotation', 'aggregator', { method: 'PATCH', path: `${collection}/alpha-two?fieldManager=x`, headers: typed(contentTypes.apply), body: claimBody('alpha-two', {}, { annotations: { 'binding.infra.tenancy.metal3.io/host': 'hosts-b/host-b' } }) }, invalid('alpha-two', 'metadata.annotations[binding.infra.tenancy.metal3.io/host]: Forbidden: this prefix is reserved for the infrastructure')),
 ];
 
-export const writes: CaseGroup = { name: 'status writes, dry-run and server-side apply', cases: [...statusWrites, ...mainResource, ...dryRun, ...bodies] };
+/** kube-apiserver's warnings and apply errors about a record would name the backing object; the server words them about the claim. */
+function warningCase(name: string, request: Request, expected: Outcome): IsolationCase {
+  return {
+    name,
+    request: `tenant-a via aggregator: ${request.method ?? 'GET'} ${request.path} ${request.body ?? ''}`,
+    expected,
+    run: async (world) => {
+      const response = await world.as('tenant-a', 'aggregator', request);
+      const warning = response.headers['warning'];
+      const refused = response.status >= 400 ? { message: statusOf(response)['message'] } : {};
+      return { code: response.status, ...refused, warnings: warning === undefined ? [] : Array.isArray(warning) ? warning : [warning] };
+    },
+  };
+}
+
+const unknownField = (field: string): string => `299 - "unknown field \\"${field}\\""`;
+const warnings: IsolationCase[] = [
+  warningCase('an unknown field on create is warned about as the claim’s', { method: 'POST', path: `${collection}?fieldValidation=Warn`, headers: typed(contentTypes.json), body: claimBody('warned', { extra: 1 }) }, { code: 201, warnings: [unknownField('spec.extra')] }),
+  warningCase('an unknown field on update is warned about as the claim’s', { method: 'PATCH', path: `${collection}/warned?fieldValidation=Warn`, headers: typed(contentTypes.merge), body: '{"spec":{"other":1}}' }, { code: 200, warnings: [unknownField('spec.other')] }),
+  // Apply is strict about the schema whatever fieldValidation says (kube's structuredmerge.go), naming the applied object as sent: never the record.
+  warningCase('an unknown field in an apply is refused in the claim’s words', { method: 'PATCH', path: `${collection}/warned?fieldValidation=Warn&fieldManager=x&dryRun=All`, headers: typed(contentTypes.apply), body: claimBody('warned', { third: 1 }) }, { code: 400, message: 'failed to create typed patch object (/warned; tenancy.metal3.io/v1alpha1, Kind=HostClaim): .spec.third: field not declared in schema', warnings: [] }),
+  warningCase('an unknown field in an apply naming its namespace is refused in the claim’s words', { method: 'PATCH', path: `${collection}/warned?fieldManager=x`, headers: typed(contentTypes.apply), body: claimBody('warned', { third: 1 }, { namespace: 'tenant-a' }) }, { code: 400, message: 'failed to create typed patch object (tenant-a/warned; tenancy.metal3.io/v1alpha1, Kind=HostClaim): .spec.third: field not declared in schema', warnings: [] }),
+];
+
+export const writes: CaseGroup = { name: 'status writes, dry-run and server-side apply', cases: [...statusWrites, ...mainResource, ...dryRun, ...bodies, ...warnings] };

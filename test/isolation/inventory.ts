@@ -11,6 +11,7 @@ export const GROUP_PATH = '/apis/tenancy.metal3.io/v1alpha1';
 export const hosts = [
   { namespace: 'hosts-a', name: 'host-a', role: 'worker-a', bmc: 'redfish://192.0.2.201:8000/redfish/v1/Systems/7a', credentials: 'host-a-bmc-credentials', password: 'pw-host-a-7f3c' },
   { namespace: 'hosts-a', name: 'host-a2', role: 'spare-a', bmc: 'redfish://192.0.2.203:8000/redfish/v1/Systems/7c', credentials: 'host-a2-bmc-credentials', password: 'pw-host-a2-91d0' },
+  { namespace: 'hosts-a', name: 'host-a3', role: 'worker-a3', bmc: 'redfish://192.0.2.205:8000/redfish/v1/Systems/7e', credentials: 'host-a3-bmc-credentials', password: 'pw-host-a3-e27f' },
   { namespace: 'hosts-b', name: 'host-b', role: 'worker-b', bmc: 'redfish://192.0.2.202:8000/redfish/v1/Systems/7b', credentials: 'host-b-bmc-credentials', password: 'pw-host-b-52e1' },
   { namespace: 'hosts-shared', name: 'host-s', role: 'worker-s', bmc: 'redfish://192.0.2.204:8000/redfish/v1/Systems/7d', credentials: 'host-s-bmc-credentials', password: 'pw-host-s-0b6a' },
 ] as const;
@@ -77,8 +78,8 @@ export async function createHosts(env: DevEnvironment): Promise<void> {
     const status = {
       operationalStatus: 'OK',
       errorCount: 0,
-      // A host in error is never a candidate: host-a and host-s stay claimable, the others carry Ironic text with their BMC address.
-      errorMessage: host.name === 'host-a' || host.name === 'host-s' ? '' : `${ironicError} ${host.bmc}`,
+      // A host in error is never a candidate: host-a2 and host-b carry Ironic text with their BMC address, the others stay claimable.
+      errorMessage: host.name === 'host-a2' || host.name === 'host-b' ? `${ironicError} ${host.bmc}` : '',
       poweredOn: false,
       provisioning: { state: 'available', ID: `ironic-${host.name}` },
       goodCredentials: { credentials: { name: host.credentials, namespace: host.namespace }, credentialsVersion: '1' },

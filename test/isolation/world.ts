@@ -10,7 +10,8 @@
  *               users tenant-a (admin), claimer-a (claims only, no Secrets),
  *               ServiceAccount robot (admin)
  *   tenant-b    claims bravo-one, bravo-two (app=bravo), Secret bravo-userdata
- *   hosts-a     hosts host-a (role=worker-a), host-a2; its policy admits tenant-a
+ *   hosts-a     hosts host-a (role=worker-a), host-a2 (in error), host-a3 (role=worker-a3);
+ *               its policy admits tenant-a
  *   hosts-b     host host-b (role=worker-b); its policy admits tenant-b
  *   hosts-shared host host-s (role=worker-s); its policy admits both
  */

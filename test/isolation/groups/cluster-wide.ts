@@ -66,7 +66,7 @@ const admin: IsolationCase[] = [
   adminList('/hostclaims?labelSelector=app&fieldSelector=metadata.namespace%3Dtenant-b', { code: 200, names: ['tenant-b/bravo-one', 'tenant-b/bravo-two'] }),
   adminList('/hardwaredata', {
     code: 200,
-    names: ['tenant-a/hosts-a.host-a', 'tenant-a/hosts-a.host-a2', 'tenant-a/hosts-shared.host-s', 'tenant-b/hosts-b.host-b', 'tenant-b/hosts-shared.host-s'],
+    names: ['tenant-a/hosts-a.host-a', 'tenant-a/hosts-a.host-a2', 'tenant-a/hosts-a.host-a3', 'tenant-a/hosts-shared.host-s', 'tenant-b/hosts-b.host-b', 'tenant-b/hosts-shared.host-s'],
   }),
 ];
 

@@ -132,7 +132,7 @@ const hidden: IsolationCase[] = [
   ownNamespace('tenant-a', 'aggregator', `${GROUP_PATH}/namespaces/tenant-a/hardwaredata/hosts-a.no-such-host`, notFound('hardwaredata', 'hosts-a.no-such-host')),
   ownNamespace('tenant-b', 'aggregator', `${GROUP_PATH}/namespaces/tenant-b/hardwaredata/hosts-a.host-a`, notFound('hardwaredata', 'hosts-a.host-a')),
   ownNamespace('tenant-a', 'aggregator', `${GROUP_PATH}/namespaces/tenant-a/hardwaredata?fieldSelector=metadata.name%3Dhosts-b.host-b`, { code: 200, names: [] }, namesOf),
-  ownNamespace('tenant-a', 'aggregator', `${GROUP_PATH}/namespaces/tenant-a/hardwaredata`, { code: 200, names: ['tenant-a/hosts-a.host-a', 'tenant-a/hosts-a.host-a2', 'tenant-a/hosts-shared.host-s'] }, namesOf),
+  ownNamespace('tenant-a', 'aggregator', `${GROUP_PATH}/namespaces/tenant-a/hardwaredata`, { code: 200, names: ['tenant-a/hosts-a.host-a', 'tenant-a/hosts-a.host-a2', 'tenant-a/hosts-a.host-a3', 'tenant-a/hosts-shared.host-s'] }, namesOf),
   ownNamespace('tenant-b', 'direct', `${GROUP_PATH}/namespaces/tenant-b/hardwaredata`, { code: 200, names: ['tenant-b/hosts-b.host-b', 'tenant-b/hosts-shared.host-s'] }, namesOf),
   ownNamespace('tenant-a', 'aggregator', `${GROUP_PATH}/namespaces/tenant-a/hostclaims/bravo-one`, notFound('hostclaims', 'bravo-one')),
   ownNamespace('tenant-a', 'direct', `${GROUP_PATH}/namespaces/tenant-a/hostclaims/bravo-one`, notFound('hostclaims', 'bravo-one')),

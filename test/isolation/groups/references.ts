@@ -170,4 +170,66 @@ const binder: IsolationCase[] = [
   },
 ];
 
-export const references: CaseGroup = { name: 'references to Secrets and hosts of others', cases: [...otherNamespace, ...storageNamespace, ...confusedDeputy, ...controls, ...binder] };
+/**
+ * Secret names that are not names: a `/` or dot segment would make the
+ * binder's request for the claim's Secret (with its own identity) climb out
+ * of the claim's namespace, to the other tenant's Secret or the host's BMC
+ * credentials, while the requester's own `get` was checked on the name in
+ * its namespace. Such a name is refused as kube refuses an invalid object
+ * name (a DNS subdomain), and nothing is bound or copied.
+ */
+const climbing: Record<string, Record<string, unknown>> = {
+  userData: { userData: { name: '../../tenant-b/secrets/bravo-userdata' } },
+  networkData: { networkData: { name: '../../hosts-a/secrets/host-a3-bmc-credentials' } },
+  metaData: { metaData: { name: '%2e%2e/%2e%2e/tenant-b/secrets/bravo-userdata' } },
+  ociAuthSecretName: { image: { url: 'oci://registry.example/image', ociAuthSecretName: './bravo-userdata' } },
+};
+const subdomain =
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+const fieldOf: Record<string, string> = { userData: 'spec.userData.name', networkData: 'spec.networkData.name', metaData: 'spec.metaData.name', ociAuthSecretName: 'spec.image.ociAuthSecretName' };
+const nameOf = (spec: Record<string, unknown>): string => {
+  const reference = Object.values(spec)[0] as { name?: string; ociAuthSecretName?: string };
+  return reference.name ?? reference.ociAuthSecretName ?? '';
+};
+
+const climbingNames: IsolationCase[] = Object.entries(climbing).flatMap(([field, spec]) =>
+  (['create', 'merge patch', 'apply'] as const).map((kind) =>
+    referenceCase('tenant-a', kind, `a ${field} name climbing out of the namespace`, { ...spec, hostSelector: { matchLabels: { role: 'worker-a3' } } }, (name) =>
+      invalid(name, `${fieldOf[field] ?? field}: Invalid value: ${JSON.stringify(nameOf(spec))}: ${subdomain}`),
+    ),
+  ),
+);
+
+const nothingClimbed: IsolationCase = {
+  name: 'binder: nothing was bound or copied for the climbing names',
+  request: 'admin: GET hosts-a/baremetalhosts/host-a3; Secrets in hosts-a',
+  expected: { hostA3: 'free', copies: [] },
+  run: async (world) => {
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const host = await world.env.controlPlane.requestJson<{ spec: { consumerRef?: unknown } }>('GET', '/apis/metal3.io/v1alpha1/namespaces/hosts-a/baremetalhosts/host-a3');
+    return { hostA3: host.spec.consumerRef === undefined ? 'free' : 'taken', copies: await copiesIn(world, 'hosts-a') };
+  },
+};
+
+/** The legitimate path, for the scan: a claim's own Secret is copied under a name derived from the record; tenant-a is never shown that name. */
+const ownSecretCopied: IsolationCase = {
+  name: 'binder: a claim with its own Secret is bound and synchronized; the copy stays out of sight',
+  request: 'tenant-a: POST alpha-copied {userData: alpha-userdata, hostSelector role=worker-a3}; then the binder; tenant-a reads the claim and its Events',
+  expected: {
+    create: { code: 201, object: 'tenant-a/alpha-copied' },
+    synchronized: 'True ConfigurationSynced: The host carries the claim configuration.',
+    copies: ['tenant-a.alpha-copied-userdata'],
+    hostUserData: 'tenant-a.alpha-copied-userdata',
+    events: 200,
+  },
+  run: async (world) => {
+    const create = await write(world, 'tenant-a', 'create', 'alpha-copied', { userData: { name: 'alpha-userdata' }, hostSelector: { matchLabels: { role: 'worker-a3' } } });
+    const synchronized = await conditionOf(world, 'alpha-copied', 'Synchronized', (reason) => reason === 'ConfigurationSynced');
+    const host = await world.env.controlPlane.requestJson<{ spec: { userData?: { name: string } } }>('GET', '/apis/metal3.io/v1alpha1/namespaces/hosts-a/baremetalhosts/host-a3');
+    await world.as('tenant-a', 'aggregator', { path: `${collection}/alpha-copied` });
+    const events = await world.as('tenant-a', 'aggregator', { path: '/api/v1/namespaces/tenant-a/events?fieldSelector=involvedObject.name%3Dalpha-copied' });
+    return { create, synchronized, copies: await copiesIn(world, 'hosts-a'), hostUserData: host.spec.userData?.name ?? 'none', events: events.status };
+  },
+};
+
+export const references: CaseGroup = { name: 'references to Secrets and hosts of others', cases: [...otherNamespace, ...storageNamespace, ...confusedDeputy, ...controls, ...climbingNames, nothingClimbed, ...binder, ownSecretCopied] };

@@ -89,7 +89,7 @@ const cases: IsolationCase[] = [
   read('while tenant-b holds it', 'tenant-a', 'aggregator', `${hardware('tenant-a')}/${shared}`, notFound('hardwaredata', shared)),
   read('while tenant-b holds it', 'tenant-a', 'direct', `${hardware('tenant-a')}/${shared}`, notFound('hardwaredata', shared)),
   read('while tenant-b holds it', 'tenant-a', 'aggregator', `${hardware('tenant-a')}/${shared}?resourceVersion=0`, notFound('hardwaredata', shared)),
-  read('while tenant-b holds it', 'tenant-a', 'aggregator', hardware('tenant-a'), { code: 200, names: ['tenant-a/hosts-a.host-a', 'tenant-a/hosts-a.host-a2'] }, namesOf),
+  read('while tenant-b holds it', 'tenant-a', 'aggregator', hardware('tenant-a'), { code: 200, names: ['tenant-a/hosts-a.host-a', 'tenant-a/hosts-a.host-a2', 'tenant-a/hosts-a.host-a3'] }, namesOf),
   read('while tenant-b holds it', 'tenant-b', 'aggregator', `${hardware('tenant-b')}/${shared}`, { code: 200, object: `tenant-b/${shared}` }, objectOf),
   {
     name: 'tenant-b reads its claim bound to the shared host',

@@ -13,6 +13,7 @@
  */
 import type { RequestHandler } from 'express';
 import type { Authorizer } from '../../auth/authorizer.js';
+import { goQuote } from '../../api/selectors.js';
 import { badRequest, forbidden, forbiddenPath } from '../../api/status.js';
 import { requestContext, requestUser } from '../context.js';
 import { forbiddenMessage, toAttributes } from './authorization.js';
@@ -43,11 +44,10 @@ export function withImpersonation(authorizer: Pick<Authorizer, 'authorize'>): Re
 
 /**
  * Go's `%#v` of the user.DefaultInfo the headers ask for, as kube's
- * processImpersonationHeaders words it (maps print with sorted keys; header
- * values hold no control characters, so JSON quoting is Go's quoting).
+ * processImpersonationHeaders words it (strings as %q, maps with sorted keys).
  */
 function requestedUser(headers: NodeJS.Dict<string[]>): string {
-  const quote = (text: string): string => JSON.stringify(text);
+  const quote = goQuote;
   const strings = (values: readonly string[]): string => `[]string{${values.map(quote).join(', ')}}`;
   const groups = headers['impersonate-group'];
   const extra = Object.keys(headers)

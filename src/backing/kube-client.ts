@@ -177,6 +177,9 @@ export class KubeClient {
     timeoutMs = requestTimeoutMs,
   ): Promise<import('node:http').IncomingMessage> {
     const url = new URL(path, this.server);
+    // A dot segment (`..`, `%2e%2e`) would be resolved here and the request would reach another object
+    // (another namespace's Secret) than the one its caller built and authorized: refuse what the parser rewrites.
+    if (url.pathname !== path.split('?')[0]) throw new Error(`refusing a request path that does not stay as built: ${JSON.stringify(path)}`);
     for (const [key, value] of Object.entries(options.query ?? {})) {
       if (value !== undefined) url.searchParams.set(key, value);
     }

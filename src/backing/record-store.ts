@@ -113,7 +113,10 @@ export class RecordStore implements WritableStore {
     const record = await this.backing(target, () =>
       this.client.get<ApiObject>(this.recordPath(target), { resourceVersion }),
     );
-    return this.virtualOf(record, target);
+    const object = this.mapping.toVirtual(record);
+    // A record that does not name this claim is not it: no such object, as the cache and lists answer.
+    if (!isVirtualTarget(object, target)) throw translateBackingError(new KubeApiError(404, undefined), this.mapping, target);
+    return object;
   }
 
   async list(namespace: string | undefined, query: ListQuery): Promise<ObjectList> {
@@ -315,10 +318,8 @@ export class RecordStore implements WritableStore {
 
   private virtualOf(record: ApiObject, target: VirtualTarget): ApiObject {
     const object = this.mapping.toVirtual(record);
-    // A record whose bookkeeping does not name this (namespace, name) is a digest collision or tampering.
-    if (object?.metadata.namespace !== target.namespace || object.metadata.name !== target.name) {
-      throw internalError('storage record does not match the requested object');
-    }
+    // A record whose bookkeeping does not name this (namespace, name) is a digest collision or tampering: never written over.
+    if (!isVirtualTarget(object, target)) throw internalError('storage record does not match the requested object');
     return object;
   }
 
@@ -329,6 +330,10 @@ export class RecordStore implements WritableStore {
       throw translateBackingError(error, this.mapping, target);
     }
   }
+}
+
+function isVirtualTarget(object: ApiObject | undefined, target: VirtualTarget): object is ApiObject {
+  return object?.metadata.namespace === target.namespace && object.metadata.name === target.name;
 }
 
 /**

@@ -3,7 +3,26 @@
  * definition the API's access check and the binder's copies both use.
  */
 
+import { dnsSubdomainErrors } from '../api/selectors.js';
+
 export type SecretField = 'userData' | 'networkData' | 'metaData' | 'ociAuth';
+
+/** Where each reference is in a claim's spec, as validation errors name it. */
+export const secretFieldPaths: Readonly<Record<SecretField, string>> = {
+  userData: 'spec.userData.name',
+  networkData: 'spec.networkData.name',
+  metaData: 'spec.metaData.name',
+  ociAuth: 'spec.image.ociAuthSecretName',
+};
+
+/**
+ * Why `name` cannot name a Secret (kube's rule for Secret names: a DNS
+ * subdomain); empty when it can. A `/` or dot segment in a name the binder
+ * reads with its own identity would reach another namespace's Secret.
+ */
+export function secretNameErrors(name: string): string[] {
+  return dnsSubdomainErrors(name);
+}
 
 interface ReferencingSpec {
   readonly userData?: { readonly name?: unknown } | null;

@@ -128,16 +128,17 @@ function identityHeaders(identity: Identity): Record<string, string | string[]> 
   return { 'X-Remote-User': identity.user, 'X-Remote-Group': [...(identity.groups ?? []), 'system:authenticated'] };
 }
 
-interface Target {
+/** Where `send` connects, with which trust and client certificate (none: omit cert and key). */
+export interface Target {
   readonly host: string;
   readonly port: number;
   readonly ca: string;
-  readonly cert: string;
-  readonly key: string;
+  readonly cert?: string;
+  readonly key?: string;
   readonly servername?: string;
 }
 
-function send(target: Target, request: RawRequest): Promise<RawResponse> {
+export function send(target: Target, request: RawRequest): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const body = request.body;
     const req = https.request(
@@ -147,8 +148,7 @@ function send(target: Target, request: RawRequest): Promise<RawResponse> {
         path: request.path,
         method: request.method ?? 'GET',
         ca: target.ca,
-        cert: target.cert,
-        key: target.key,
+        ...(target.cert === undefined ? {} : { cert: target.cert, key: target.key }),
         ...(target.servername === undefined ? {} : { servername: target.servername }),
         agent: false,
         timeout: request.timeoutMs ?? 30_000,

@@ -14,7 +14,7 @@
 import { createHash } from 'node:crypto';
 import { KubeApiError, type KubeClient } from '../../backing/kube-client.js';
 import { sameJson } from '../../backing/json.js';
-import { secretReferences, type SecretField } from '../../tenancy/secret-references.js';
+import { secretNameErrors, secretReferences, type SecretField } from '../../tenancy/secret-references.js';
 import type { Claim } from './claim.js';
 import type { SecretCopies } from './host-spec.js';
 
@@ -61,7 +61,8 @@ export async function syncSecretCopies(client: KubeClient, claim: Claim, hostNam
   for (const { field, suffix, failure } of referencedSecrets) {
     const sourceName = names[field];
     if (sourceName === undefined) continue;
-    const source = await readSecret(client, claim.namespace, sourceName);
+    // A name no Secret can have is never requested: it could climb out of the claim's namespace.
+    const source = secretNameErrors(sourceName).length > 0 ? undefined : await readSecret(client, claim.namespace, sourceName);
     if (source === undefined) {
       problem ??= { reason: failure, message: `Secret "${sourceName}" not found in namespace "${claim.namespace}".` };
       continue;

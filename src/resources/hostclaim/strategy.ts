@@ -11,6 +11,7 @@ import { ApiError } from '../../api/status.js';
 import { isReservedFinalizer, isReservedKey } from '../../backing/storage-mapping.js';
 import { hostClaimResource } from './descriptor.js';
 import { secretAccessAdmission } from './secret-access.js';
+import { secretFieldPaths, secretNameErrors, secretReferences, type SecretField } from '../../tenancy/secret-references.js';
 import type { Authorizer } from '../../auth/authorizer.js';
 import { infrastructureAdminAccess } from '../../tenancy/infrastructure-admin.js';
 import { hostClaimProjection, hostErrorMessage } from './projection.js';
@@ -21,7 +22,7 @@ export function hostClaimStrategy(authorizer: Authorizer): WritableResourceStrat
   return {
     descriptor: hostClaimResource,
     columns: hostClaimColumns(),
-    validate: (object, namespace) => [...validateMetadata(object), ...validateSecretReferences(object, namespace), ...validateSelection(object)],
+    validate: (object, namespace) => [...validateMetadata(object), ...validateSecretReferences(object, namespace), ...validateSecretNames(object), ...validateSelection(object)],
     admit: secretAccessAdmission(authorizer),
     projection: hostClaimProjection(infrastructureAdminAccess(authorizer)),
   };
@@ -50,6 +51,15 @@ function validateSecretReferences(object: ApiObject, namespace: string): FieldEr
     if (referenced === undefined || referenced === '' || referenced === namespace) return [];
     return [invalidValue(`spec.${field}.namespace`, referenced, "must be empty or the claim's own namespace")];
   });
+}
+
+/** Every referenced Secret must be nameable: the binder reads it by that name with its own identity. */
+function validateSecretNames(object: ApiObject): FieldError[] {
+  const spec = object['spec'];
+  const references = typeof spec === 'object' && spec !== null ? secretReferences(spec) : {};
+  return Object.entries(references).flatMap(([field, name]) =>
+    secretNameErrors(name).map((message) => invalidValue(secretFieldPaths[field as SecretField], name, message)),
+  );
 }
 
 /** The host selector must be one labels.NewRequirement accepts (the schema checks only its shape). */

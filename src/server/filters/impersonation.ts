@@ -13,6 +13,7 @@
  */
 import type { RequestHandler } from 'express';
 import type { Authorizer } from '../../auth/authorizer.js';
+import { goQuote } from '../../api/selectors.js';
 import { badRequest, forbidden, forbiddenPath } from '../../api/status.js';
 import { requestContext, requestUser } from '../context.js';
 import { forbiddenMessage, toAttributes } from './authorization.js';
@@ -26,7 +27,7 @@ export function withImpersonation(authorizer: Pick<Authorizer, 'authorize'>): Re
       next();
       return;
     }
-    if (wanted === '') throw badRequest('impersonation headers without impersonating a user name are not supported');
+    if (wanted === '') throw badRequest(`requested ${requestedUser(req.headersDistinct)} without impersonating a user name`);
     const { info } = requestContext(req);
     const user = requestUser(req);
     const request = toAttributes(info);
@@ -39,6 +40,34 @@ export function withImpersonation(authorizer: Pick<Authorizer, 'authorize'>): Re
     }
     throw badRequest('impersonation is not supported by this server; send impersonated requests through kube-apiserver');
   };
+}
+
+/**
+ * Go's `%#v` of the user.DefaultInfo the headers ask for, as kube's
+ * processImpersonationHeaders words it (strings as %q, maps with sorted keys).
+ */
+function requestedUser(headers: NodeJS.Dict<string[]>): string {
+  const quote = goQuote;
+  const strings = (values: readonly string[]): string => `[]string{${values.map(quote).join(', ')}}`;
+  const groups = headers['impersonate-group'];
+  const extra = Object.keys(headers)
+    .filter((name) => name.startsWith(extraPrefix))
+    .map((name) => [unescapeExtraKey(name.slice(extraPrefix.length)), headers[name] ?? []] as const)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const extraText = extra.length === 0 ? 'map[string][]string(nil)' : `map[string][]string{${extra.map(([key, values]) => `${quote(key)}:${strings(values)}`).join(', ')}}`;
+  const uid = headers['impersonate-uid']?.[0] ?? '';
+  return `&user.DefaultInfo{Name:"", UID:${quote(uid)}, Groups:${groups === undefined ? '[]string(nil)' : strings(groups)}, Extra:${extraText}}`;
+}
+
+const extraPrefix = 'impersonate-extra-';
+
+/** Extra keys are percent-encoded in header names (url.PathUnescape); an invalid escape stays as sent. */
+function unescapeExtraKey(key: string): string {
+  try {
+    return decodeURIComponent(key);
+  } catch {
+    return key;
+  }
 }
 
 /** The constrained-impersonation mode a user name falls in. */

@@ -74,3 +74,23 @@ describe('KubeClient User-Agent', () => {
     expect(seen[0]?.userAgent).toMatch(/^hostclaim-apiserver\/v\d+\.\d+\.\d+\S* \((linux|darwin)\/(amd64|arm64)\)$/);
   });
 });
+
+describe('KubeClient request paths', () => {
+  it('refuses a path the URL parser would rewrite, and sends nothing', async () => {
+    seen.length = 0;
+    for (const path of [
+      '/api/v1/namespaces/tenant-a/secrets/../../tenant-b/secrets/x',
+      '/api/v1/namespaces/tenant-a/secrets/%2e%2e/%2E%2E/tenant-b/secrets/x',
+      '/api/v1/namespaces/tenant-a/secrets/./x',
+    ]) {
+      await expect(client.get(path)).rejects.toThrow(`refusing a request path that does not stay as built: ${JSON.stringify(path)}`);
+    }
+    expect(seen).toEqual([]);
+  });
+
+  it('sends a path that stays as built, encoded segments and query included', async () => {
+    seen.length = 0;
+    await client.get('/api/v1/namespaces/tenant-a/secrets/a%2Fb?x=1');
+    expect(seen.map((request) => request.url)).toEqual(['/api/v1/namespaces/tenant-a/secrets/a%2Fb?x=1']);
+  });
+});

@@ -33,7 +33,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createBareMetalHost, createSampleInventory, waitForProvisioningState } from '../controlplane/baremetal-operator.js';
 import { startDevEnvironment, TENANTS, type DevEnvironment, type Tenant } from '../controlplane/environment.js';
 import { delay, pollUntil } from '../controlplane/wait.js';
-import { describeAnswers, isRetriable, Traffic, type Answer } from '../support/fault-traffic.js';
+import { describeAnswers, isRetriable, summarizeAnswers, Traffic, type Answer } from '../support/fault-traffic.js';
 import { credentialsOf, rawClients, type RawClients, type RawResponse } from '../support/raw-http.js';
 import { ResumingWatch } from '../support/resuming-watch.js';
 
@@ -416,6 +416,7 @@ async function runFault(fault: Fault): Promise<Answer[]> {
   } finally {
     answers = await traffic.stop();
   }
+  console.info(`[dependency-faults] ${fault.name}: ${summarizeAnswers(answers)}; slowest ${Math.max(...answers.map((a) => a.durationMs))} ms`);
   expectHonestAnswers(answers);
   expect(answers.filter(isRetriable).length, 'the fault made some request fail').toBeGreaterThan(0);
   await expectAggregatorServes();
@@ -495,10 +496,9 @@ describe('dependency faults', () => {
       const bmo = env.bareMetalOperator;
       if (bmo === undefined) throw new Error('the environment runs baremetal-operator');
       await bmo.stop();
-      // tenant-a's claim provisions (only baremetal-operator moves a host to provisioned); tenant-b's only binds.
-      // Powered off like the others: the fixture provisioner's power state is one for all hosts.
+      // tenant-a's claim provisions (only baremetal-operator moves a host to provisioned, and only a powered-on one); tenant-b's only binds.
       const image = { url: 'http://images.example/ubuntu.qcow2', checksum: 'http://images.example/ubuntu.qcow2.sha256', format: 'qcow2' };
-      await churnBindings('bmo', (tenant) => boundSpec(tenant === 'tenant-a' ? { image } : {}));
+      await churnBindings('bmo', (tenant) => boundSpec(tenant === 'tenant-a' ? { poweredOn: true, image } : {}));
       const traffic = startTraffic('bmo', true);
       let answers: Answer[];
       try {
@@ -508,6 +508,7 @@ describe('dependency faults', () => {
       } finally {
         answers = await traffic.stop();
       }
+      console.info(`[dependency-faults] bmo: ${summarizeAnswers(answers)}`);
       expectHonestAnswers(answers);
       expect(describeAnswers(answers.filter((a) => !a.expected))).toBe('');
       expect(readyzAnswers(answers).filter((a) => a.status !== 200)).toEqual([]);

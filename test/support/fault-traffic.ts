@@ -113,3 +113,16 @@ export function describeAnswers(answers: readonly Answer[]): string {
     .map((a) => `${(a.at / 1000).toFixed(1)}s ${a.lane} ${a.what}: ${a.status}${a.reason === undefined ? '' : ` ${a.reason}`} in ${a.durationMs} ms${a.error === undefined ? '' : ` (${a.error})`} ${a.status >= 300 ? a.body.slice(0, 200) : ''}`)
     .join('\n');
 }
+
+/** Counts per lane and status, e.g. `direct reads: 200×31 503×4`. */
+export function summarizeAnswers(answers: readonly Answer[]): string {
+  const lanes = new Map<string, Map<number, number>>();
+  for (const answer of answers) {
+    const counts = lanes.get(answer.lane) ?? new Map<number, number>();
+    counts.set(answer.status, (counts.get(answer.status) ?? 0) + 1);
+    lanes.set(answer.lane, counts);
+  }
+  return [...lanes]
+    .map(([lane, counts]) => `${lane}: ${[...counts].sort(([a], [b]) => a - b).map(([status, n]) => `${status}×${n}`).join(' ')}`)
+    .join('; ');
+}

@@ -127,14 +127,15 @@ afterAll(async () => {
 
 // ---- requests ----------------------------------------------------------------
 
-function direct(tenant: Tenant, method: string, apiPath: string, body?: unknown): Promise<RawResponse> {
+function direct(tenant: Tenant, method: string, apiPath: string, body?: unknown, headers: Record<string, string> = {}): Promise<RawResponse> {
   return raw.direct(
     { user: tenant },
     {
       method,
       path: apiPath,
       timeoutMs: CLIENT_TIMEOUT_MS,
-      ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } }),
+      headers: { ...headers, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     },
   );
 }
@@ -173,8 +174,9 @@ function expectStatus(response: RawResponse, status: number): void {
 // ---- traffic during a fault ----------------------------------------------------
 
 /**
- * Lanes: reads (LIST, GET, HardwareData LIST) and writes (create, delete)
- * as tenant-a directly to the server's port, /livez and /readyz, and when
+ * Lanes: reads (LIST, GET, HardwareData LIST), LISTs whose authorization
+ * is not cached, and writes (create, delete) as tenant-a directly to the
+ * server's port, /livez and /readyz, and when
  * `throughAggregator`, reads as tenant-b through kube-apiserver too.
  */
 function startTraffic(fault: string, throughAggregator: boolean): Traffic {
@@ -188,6 +190,13 @@ function startTraffic(fault: string, throughAggregator: boolean): Traffic {
   traffic.lane('direct reads', 300, () => {
     const step = reads[read++ % reads.length]!;
     return { what: step.what, expected: step.expected, send: () => direct('tenant-a', 'GET', step.path) };
+  });
+
+  // The same LIST as a requester whose authorization is not cached (a new uid each time): it needs a SubjectAccessReview.
+  let requester = 0;
+  traffic.lane('direct reads, uncached authorization', 300, () => {
+    const uid = `${fault}-${requester++}`;
+    return { what: `list as uid ${uid}`, expected: [200], send: () => direct('tenant-a', 'GET', claimPath('tenant-a'), undefined, { 'X-Remote-Uid': uid }) };
   });
 
   // Creates a fresh name each time; deletes the oldest acknowledged claim once five exist.
@@ -416,7 +425,8 @@ async function runFault(fault: Fault): Promise<Answer[]> {
   } finally {
     answers = await traffic.stop();
   }
-  console.info(`[dependency-faults] ${fault.name}: ${summarizeAnswers(answers)}; slowest ${Math.max(...answers.map((a) => a.durationMs))} ms`);
+  const slowest = answers.reduce((a, b) => (b.durationMs > a.durationMs ? b : a));
+  console.info(`[dependency-faults] ${fault.name}: ${summarizeAnswers(answers)}; slowest: ${describeAnswers([slowest])}`);
   expectHonestAnswers(answers);
   expect(answers.filter(isRetriable).length, 'the fault made some request fail').toBeGreaterThan(0);
   await expectAggregatorServes();

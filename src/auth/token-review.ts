@@ -2,8 +2,8 @@
  * Bearer tokens are checked by kube-apiserver through TokenReview (which
  * enforces audiences and bound-object revocation, unlike local JWT checks),
  * with answers cached for 10 s as DelegatingAuthenticationOptions does. A
- * review kube-apiserver cannot answer within 10 s (its client timeout
- * there) is a retriable 503/504, not a 401 (backing/errors.ts
+ * review kube-apiserver cannot answer within 10 s (there:
+ * TokenRequestTimeout) is a retriable 503/504, not a 401 (backing/errors.ts
  * `dependencyFailure`).
  */
 import { createHash } from 'node:crypto';

@@ -15,6 +15,7 @@ import { Authorizer } from './auth/authorizer.js';
 import { NamespaceAccessCache } from './auth/namespace-access.js';
 import { ScopedReadAuthorizer } from './auth/scoped-read-authorizer.js';
 import { TokenReviewAuthenticator } from './auth/token-review.js';
+import { BackendProbe } from './backing/backend-probe.js';
 import { KubeClient } from './backing/kube-client.js';
 import { parseConfig, type ServerConfig } from './config.js';
 import { createLogger, type Logger } from './observability/logger.js';
@@ -80,6 +81,8 @@ async function main(): Promise<void> {
   health.addReadiness({ name: 'continue-token-key', check: () => (tokenKey.loaded() ? undefined : 'not loaded') });
   const hostClaims = hostClaimStore(client, informers, new ContinueTokens(tokenKey.key), config, logger);
   health.addReadiness({ name: 'hostclaim-storage', check: () => (hostClaims.hasSynced() ? undefined : 'not synced') });
+  const backend = backendProbe(client, hostClaims, informers, logger);
+  health.addReadiness({ name: 'kube-apiserver', check: () => backend.failure() });
   void startStorage(client, schemaSource, hostClaims, logger);
   // Not a readiness condition: without baremetal-operator's CRDs HardwareData is empty, HostClaims still work.
   const hardwareData = hardwareDataStore(client, informers, hostClaims, new HardwareDataTokens(tokenKey.key), schemaSource, logger);
@@ -130,6 +133,7 @@ async function main(): Promise<void> {
     hardwareData.feed.stop();
     hostClaims.stop();
     readAccess.stop();
+    backend.stop();
     informers.stop();
     authConfig.stop();
     certificate.reloader?.stop();
@@ -157,6 +161,21 @@ function sharedInformers(client: KubeClient, logger: Logger): SharedInformerFact
       );
     },
   });
+}
+
+/** Readiness follows kube-apiserver's ability to serve consistent reads; when it answers again, informers stop backing off. */
+function backendProbe(client: KubeClient, hostClaims: RecordStore, informers: SharedInformerFactory, logger: Logger): BackendProbe {
+  const probe = new BackendProbe(client, hostClaims.resource.path, {
+    onFailing: (error) => {
+      logger.warn({ err: error }, 'kube-apiserver cannot serve consistent reads: not ready');
+    },
+    onRecovered: () => {
+      logger.info('kube-apiserver answers again: ready; informers retry now');
+      informers.retryNow();
+    },
+  });
+  probe.start();
+  return probe;
 }
 
 function hostClaimStore(client: KubeClient, informers: SharedInformerFactory, tokens: ContinueTokens, config: ServerConfig, logger: Logger): RecordStore {

@@ -2,9 +2,12 @@
  * Delegated authorization: one SubjectAccessReview per request (never per
  * object), answers cached 10 s for allow and deny like
  * DelegatingAuthorizationOptions; system:masters and the health paths are
- * always allowed without asking.
+ * always allowed without asking. A review kube-apiserver cannot answer
+ * (within DelegatingAuthorizationOptions' 10 s client timeout) is a
+ * retriable 503/504, not a denial (backing/errors.ts `dependencyFailure`).
  */
 import { LRUCache } from 'lru-cache';
+import { dependencyFailure } from '../backing/errors.js';
 import type { KubeClient } from '../backing/kube-client.js';
 import type { UserInfo } from './user.js';
 
@@ -30,6 +33,8 @@ export interface Decision {
 const alwaysAllowPaths = new Set(['/healthz', '/readyz', '/livez']);
 const alwaysAllowGroup = 'system:masters';
 const cacheTtlMs = 10_000;
+/** DelegatingAuthorizationOptions.ClientTimeout. */
+export const reviewTimeoutMs = 10_000;
 
 interface SubjectAccessReviewStatus {
   readonly allowed?: boolean;
@@ -68,8 +73,8 @@ export class Authorizer {
       const decision = await this.cache.fetch(cacheKey(user, attributes), { context: { user, attributes } });
       return decision ?? { allowed: false, reason: '' };
     } catch (error) {
-      // An authorizer that cannot answer has no opinion, which denies (and is not cached).
-      return { allowed: false, reason: `authorization error: ${(error as Error).message}` };
+      // Not cached: the next request asks again.
+      throw dependencyFailure(error, 'authorization') ?? error;
     }
   }
 }
@@ -107,6 +112,7 @@ async function subjectAccessReview(client: KubeClient, user: UserInfo, attribute
           : { nonResourceAttributes: { verb: attributes.verb, path: attributes.path } }),
       },
     },
+    { timeoutMs: reviewTimeoutMs },
   );
   const status = answer.status ?? {};
   return { allowed: status.allowed === true && status.denied !== true, reason: status.reason ?? '' };

@@ -1,10 +1,14 @@
 /**
  * Bearer tokens are checked by kube-apiserver through TokenReview (which
  * enforces audiences and bound-object revocation, unlike local JWT checks),
- * with answers cached for 10 s as DelegatingAuthenticationOptions does.
+ * with answers cached for 10 s as DelegatingAuthenticationOptions does. A
+ * review kube-apiserver cannot answer within 10 s (there:
+ * TokenRequestTimeout) is a retriable 503/504, not a 401 (backing/errors.ts
+ * `dependencyFailure`).
  */
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import { dependencyFailure } from '../backing/errors.js';
 import type { KubeClient } from '../backing/kube-client.js';
 import type { AuthenticationOutcome, Credentials } from './credentials.js';
 import type { UserInfo } from './user.js';
@@ -18,6 +22,7 @@ interface TokenReviewStatus {
 type Review = { readonly user: UserInfo } | { readonly error: string };
 
 const cacheTtlMs = 10_000;
+const reviewTimeoutMs = 10_000;
 
 export class TokenReviewAuthenticator {
   private readonly cache: LRUCache<string, Review, string>;
@@ -35,7 +40,9 @@ export class TokenReviewAuthenticator {
     if (token === undefined) return { kind: 'none' };
     // Key by digest so tokens are never held as cache keys in memory dumps.
     const key = createHash('sha256').update(token).digest('hex');
-    const result = await this.cache.fetch(key, { context: token });
+    const result = await this.cache.fetch(key, { context: token }).catch((error: unknown) => {
+      throw dependencyFailure(error, 'authentication') ?? error;
+    });
     if (result === undefined || 'error' in result) return { kind: 'failed', error: 'invalid bearer token' };
     return { kind: 'authenticated', method: 'token', user: result.user };
   }
@@ -47,11 +54,11 @@ function bearerToken(header: string | undefined): string | undefined {
 }
 
 async function review(client: KubeClient, token: string): Promise<Review> {
-  const answer = await client.create<{ status?: TokenReviewStatus }>('/apis/authentication.k8s.io/v1/tokenreviews', {
-    apiVersion: 'authentication.k8s.io/v1',
-    kind: 'TokenReview',
-    spec: { token },
-  });
+  const answer = await client.create<{ status?: TokenReviewStatus }>(
+    '/apis/authentication.k8s.io/v1/tokenreviews',
+    { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } },
+    { timeoutMs: reviewTimeoutMs },
+  );
   const status = answer.status ?? {};
   if (status.authenticated !== true || status.user?.username === undefined) {
     return { error: status.error ?? 'token not authenticated' };

@@ -7,7 +7,7 @@
  * error; the details go to the log, not to the tenant.
  */
 import { ApiError, badRequest, internalError, notFound, type GroupResource, type StatusCause } from '../api/status.js';
-import { KubeApiError } from './kube-client.js';
+import { KubeApiError, KubeUnavailableError } from './kube-client.js';
 import type { StorageMapping } from './storage-mapping.js';
 
 export interface VirtualTarget {
@@ -32,10 +32,10 @@ const unnamedReasons = new Set(['Timeout']);
 
 export function translateBackingError(error: unknown, mapping: StorageMapping, target: VirtualTarget): ApiError {
   if (error instanceof ApiError) return error;
-  if (!(error instanceof KubeApiError)) return storageFailure(error);
+  if (!(error instanceof KubeApiError)) return dependencyFailure(error, 'storage') ?? storageFailure(error);
   const status = error.status;
-  if (error.statusCode === 404 && (status?.reason === 'NotFound' || status === undefined)) return notFound(target.gr, target.name);
-  if (status?.reason === undefined || !passThroughReasons.has(status.reason)) return storageFailure(error);
+  if (error.statusCode === 404 && status?.reason === 'NotFound') return notFound(target.gr, target.name);
+  if (status?.reason === undefined || !passThroughReasons.has(status.reason)) return dependencyFailure(error, 'storage') ?? storageFailure(error);
   const rename = renamer(mapping, target);
   const causes = status.details?.causes?.map((c): StatusCause => ({ ...c, ...(c.message === undefined ? {} : { message: rename(c.message) }) }));
   const retryAfter = status.details?.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: status.details.retryAfterSeconds };
@@ -67,6 +67,52 @@ export function applyRefusal(error: unknown, mapping: StorageMapping, target: Vi
   if (problem === undefined) return undefined;
   const identity = `${configuredNamespace}/${target.name}; ${mapping.virtualApiVersion}, Kind=${mapping.virtual.kind}`;
   return badRequest(`failed to create typed patch object (${identity}): ${renamer(mapping, target)(problem)}`);
+}
+
+/** What depended on kube-apiserver, named in the answer. */
+export type Dependency = 'storage' | 'authorization' | 'authentication';
+
+/** Seconds a client waits before retrying a request kube-apiserver could not serve (client-go honours Retry-After on 5xx). */
+const retryAfterSeconds = 1;
+
+/**
+ * kube-apiserver could not serve a call made for a request: a retriable
+ * 503 or 504 with Retry-After, never an answer that blames the requester
+ * (k8s.io/apiserver would give a plain 500 for a failed delegated
+ * authorization and a 401 for a failed TokenReview; both are final to
+ * clients, so this server answers what kube-aggregator answers for an
+ * unreachable backend instead; docs/reliability.md, "Dependency faults").
+ * undefined: an answer about the request itself, for the caller to map.
+ *
+ * - no answer in time: 504 Timeout (a write may or may not have happened);
+ * - connection refused, reset or closed: 503 ServiceUnavailable;
+ * - kube-apiserver's own 503/504 (etcd unavailable, its request timeout);
+ * - a 404 that is not a Status: the path is not served right now
+ *   (kube-apiserver starting, its CRDs not loaded yet);
+ * - 401/403: kube-apiserver refused this server's own identity (its RBAC
+ *   not loaded yet after a restart, or this server's RBAC broken): not the
+ *   requester's fault, and the cause is logged, not shown.
+ * The cause stays attached for the log; the client sees no internal text.
+ */
+export function dependencyFailure(error: unknown, dependency: Dependency): ApiError | undefined {
+  let failure: ApiError | undefined;
+  if (error instanceof KubeUnavailableError) {
+    failure = error.timedOut ? timedOut(dependency) : unavailableNow(dependency);
+  } else if (error instanceof KubeApiError) {
+    const code = error.statusCode;
+    if (code === 504) failure = timedOut(dependency);
+    else if (code === 503 || code === 401 || code === 403 || (code === 404 && error.status === undefined)) failure = unavailableNow(dependency);
+  }
+  if (failure !== undefined) failure.cause = error;
+  return failure;
+}
+
+function timedOut(dependency: Dependency): ApiError {
+  return new ApiError(504, 'Timeout', `Timeout: ${dependency} did not answer within the allotted time; please try again`, { retryAfterSeconds });
+}
+
+function unavailableNow(dependency: Dependency): ApiError {
+  return new ApiError(503, 'ServiceUnavailable', `the server is currently unable to handle the request: ${dependency} is unavailable; please try again`, { retryAfterSeconds });
 }
 
 /** A generic 500 for the client; the original stays attached for the log. */

@@ -64,6 +64,8 @@ export class Informer<T extends KubeObject> {
   /** No list or watch has failed since the last one that succeeded. */
   private healthy = false;
   private readonly abort = new AbortController();
+  /** Aborted by retryNow() to end the current backoff wait. */
+  private retry = new AbortController();
 
   constructor(
     private readonly client: ListWatchClient,
@@ -77,6 +79,15 @@ export class Informer<T extends KubeObject> {
 
   stop(): void {
     this.abort.abort();
+  }
+
+  /**
+   * Ends a backoff wait now: the caller has seen kube-apiserver answer
+   * again (backend-probe.ts), so waiting out up to 30 s would only delay
+   * the watch's resumption.
+   */
+  retryNow(): void {
+    this.retry.abort();
   }
 
   private stopped(): boolean {
@@ -113,7 +124,8 @@ export class Informer<T extends KubeObject> {
       }
       this.healthy = false;
       this.handlers.onError?.(failure);
-      await delay(jitter(backoffMs), this.abort.signal);
+      this.retry = new AbortController();
+      await delay(jitter(backoffMs), AbortSignal.any([this.abort.signal, this.retry.signal]));
       backoffMs = Math.min(backoffMs * 2, maxBackoffMs);
     }
   }

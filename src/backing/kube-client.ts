@@ -52,11 +52,39 @@ export class KubeApiError extends Error {
   }
 }
 
+/**
+ * kube-apiserver did not answer: the connection failed (refused, reset,
+ * closed mid-answer) or nothing arrived for the request's timeout. Not an
+ * answer about the request: callers report it as a dependency failure
+ * (backing/errors.ts `dependencyFailure`), never as a refusal.
+ */
+export class KubeUnavailableError extends Error {
+  constructor(
+    readonly timedOut: boolean,
+    options: { readonly cause: unknown },
+  ) {
+    super(`kube-apiserver ${timedOut ? 'did not answer in time' : 'is unreachable'}: ${(options.cause as Error).message}`, options);
+    this.name = 'KubeUnavailableError';
+  }
+}
+
+/**
+ * kube-apiserver says the object does not exist: a 404 Status (NotFound).
+ * A 404 without a Status is Go's `404 page not found` for a path nothing
+ * serves (a CRD not installed, or not loaded yet while kube-apiserver
+ * starts): it says nothing about the object.
+ */
+export function isNotFound(error: unknown): boolean {
+  return error instanceof KubeApiError && error.statusCode === 404 && error.status !== undefined;
+}
+
 export interface RequestOptions {
   readonly query?: Readonly<Record<string, string | undefined>>;
   readonly body?: unknown;
   readonly contentType?: string;
   readonly signal?: AbortSignal;
+  /** Longest silence from kube-apiserver before the call fails (default 30 s). */
+  readonly timeoutMs?: number;
 }
 
 /** What a list or watch carries: whole objects, or only their metadata (names, labels, resourceVersions). */
@@ -118,8 +146,10 @@ export class KubeClient {
   }
 
   private async exchange<T>(method: string, path: string, options: RequestOptions, accept: string): Promise<KubeResponse<T>> {
-    const response = await this.send(method, path, options, accept);
-    const text = await readBody(response);
+    const response = await this.send(method, path, options, accept, options.timeoutMs);
+    const text = await readBody(response).catch((error: unknown) => {
+      throw unavailable(error);
+    });
     const status = response.statusCode ?? 0;
     const warnings = response.headersDistinct['warning'] ?? [];
     if (status < 200 || status > 299) {
@@ -139,8 +169,8 @@ export class KubeClient {
     return (await this.exchange<T>('GET', path, { query, ...(signal === undefined ? {} : { signal }) }, accept)).body;
   }
 
-  create<T>(path: string, body: unknown): Promise<T> {
-    return this.request<T>('POST', path, { body });
+  create<T>(path: string, body: unknown, options: Pick<RequestOptions, 'timeoutMs'> = {}): Promise<T> {
+    return this.request<T>('POST', path, { ...options, body });
   }
 
   /**
@@ -206,8 +236,12 @@ export class KubeClient {
         timeout: timeoutMs,
       });
       req.on('response', resolve);
-      req.on('error', reject);
-      req.on('timeout', () => req.destroy(new Error(`request to kube-apiserver timed out after ${timeoutMs} ms`)));
+      req.on('error', (error) => {
+        reject(unavailable(error));
+      });
+      req.on('timeout', () => {
+        req.destroy(new KubeUnavailableError(true, { cause: new Error(`no answer within ${timeoutMs} ms`) }));
+      });
       req.end(payload);
     });
   }
@@ -233,6 +267,12 @@ export class KubeClient {
   close(): void {
     this.agent?.destroy();
   }
+}
+
+/** A transport failure as KubeUnavailableError; an abort by the caller's signal stays what it is. */
+function unavailable(error: unknown): Error {
+  if (error instanceof KubeUnavailableError || (error instanceof Error && error.name === 'AbortError')) return error;
+  return new KubeUnavailableError(false, { cause: error });
 }
 
 async function readBody(response: import('node:http').IncomingMessage): Promise<string> {

@@ -6,10 +6,12 @@
  * (never by comparing timestamps written by another machine). Every write
  * carries the resourceVersion read, so two candidates can never both win.
  * A leader that cannot renew within the renew deadline steps down before
- * anyone else can take over.
+ * anyone else can take over; each call on the Lease is bounded by half the
+ * renew deadline, so a kube-apiserver that hangs (frozen, its etcd gone)
+ * cannot hold a step-down back past the deadline.
  */
 import { randomUUID } from 'node:crypto';
-import { KubeApiError, type KubeClient } from './kube-client.js';
+import { isNotFound, KubeApiError, type KubeClient } from './kube-client.js';
 
 export interface LeaderElectionConfig {
   readonly namespace: string;
@@ -108,7 +110,7 @@ export class LeaderElector {
     const now = new Date().toISOString().replace(/Z$/, '000Z');
     const lease = await this.currentLease();
     if (lease === undefined) {
-      await this.client.create(this.path, this.leaseFor(undefined, now));
+      await this.client.create(this.path, this.leaseFor(undefined, now), { timeoutMs: this.callTimeoutMs() });
       this.becomeLeader();
       return true;
     }
@@ -121,7 +123,7 @@ export class LeaderElector {
       return false;
     }
     try {
-      const updated = await this.client.request<Lease>('PUT', `${this.path}/${this.config.name}`, { body: this.leaseFor(lease, now) });
+      const updated = await this.client.request<Lease>('PUT', `${this.path}/${this.config.name}`, { body: this.leaseFor(lease, now), timeoutMs: this.callTimeoutMs() });
       this.observe(updated);
     } catch (error) {
       // Someone else wrote the lease first: they won this round.
@@ -134,11 +136,15 @@ export class LeaderElector {
 
   private async currentLease(): Promise<Lease | undefined> {
     try {
-      return await this.client.get<Lease>(`${this.path}/${this.config.name}`);
+      return await this.client.request<Lease>('GET', `${this.path}/${this.config.name}`, { timeoutMs: this.callTimeoutMs() });
     } catch (error) {
-      if (error instanceof KubeApiError && error.statusCode === 404) return undefined;
+      if (isNotFound(error)) return undefined;
       throw error;
     }
+  }
+
+  private callTimeoutMs(): number {
+    return this.renewDeadlineMs / 2;
   }
 
   private leaseFor(current: Lease | undefined, now: string): Lease {

@@ -27,7 +27,7 @@ import type { ContinueTokens, ListIdentity } from './continue-token.js';
 import { CachedReads } from './cached-reads.js';
 import type { BackingResource, SharedInformer, SharedInformerFactory } from './shared-informers.js';
 import { applyRefusal, renamer, translateBackingError, type VirtualTarget } from './errors.js';
-import { KubeApiError, type KubeClient, type KubeStatus } from './kube-client.js';
+import { isNotFound, type KubeClient, type KubeStatus } from './kube-client.js';
 import { backingName, bookkeeping, virtualUid, type StorageMapping } from './storage-mapping.js';
 import type { SelectionPredicate } from '../api/rest/selection.js';
 import type { WatchHub } from '../api/rest/watch-hub.js';
@@ -101,21 +101,21 @@ export class RecordStore implements WritableStore {
     const target = this.target(namespace, name);
     if (resourceVersion === '0') {
       const cached = this.hub.get(namespace, name);
-      if (cached === undefined) throw translateBackingError(new KubeApiError(404, undefined), this.mapping, target);
+      if (cached === undefined) throw notFound(target.gr, target.name);
       return cached;
     }
     const cachedReads = this.cachedReads;
     const fromMemory = cachedReads === undefined ? undefined : await this.backing(target, () => cachedReads.get(namespace, name, resourceVersion));
     if (fromMemory !== undefined) {
       if ('found' in fromMemory) return fromMemory.found;
-      throw translateBackingError(new KubeApiError(404, undefined), this.mapping, target);
+      throw notFound(target.gr, target.name);
     }
     const record = await this.backing(target, () =>
       this.client.get<ApiObject>(this.recordPath(target), { resourceVersion }),
     );
     const object = this.mapping.toVirtual(record);
     // A record that does not name this claim is not it: no such object, as the cache and lists answer.
-    if (!isVirtualTarget(object, target)) throw translateBackingError(new KubeApiError(404, undefined), this.mapping, target);
+    if (!isVirtualTarget(object, target)) throw notFound(target.gr, target.name);
     return object;
   }
 
@@ -250,7 +250,7 @@ export class RecordStore implements WritableStore {
     try {
       phase = (await this.client.get<{ status?: { phase?: string } }>(`/api/v1/namespaces/${namespace}`)).status?.phase;
     } catch (error) {
-      if (error instanceof KubeApiError && error.statusCode === 404) throw notFound({ group: '', resource: 'namespaces' }, namespace);
+      if (isNotFound(error)) throw notFound({ group: '', resource: 'namespaces' }, namespace);
       throw translateBackingError(error, this.mapping, this.target(namespace, ''));
     }
     if (phase === 'Terminating') {

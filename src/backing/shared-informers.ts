@@ -120,6 +120,11 @@ export class SharedInformer<T extends KubeObject> {
     this.reflector.stop();
   }
 
+  /** See Informer.retryNow. */
+  retryNow(): void {
+    this.reflector.retryNow();
+  }
+
   // ---- readers ------------------------------------------------------------
 
   /**
@@ -342,6 +347,11 @@ export class SharedInformerFactory {
     this.informers.set(key, informer as unknown as SharedInformer<KubeObject>);
     informer.start();
     return informer;
+  }
+
+  /** Every informer waiting out a backoff retries at once (kube-apiserver answers again). */
+  retryNow(): void {
+    for (const informer of this.informers.values()) informer.retryNow();
   }
 
   stop(): void {

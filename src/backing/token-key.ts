@@ -7,7 +7,7 @@
  * have no access to the storage namespace.
  */
 import { randomBytes } from 'node:crypto';
-import { KubeApiError, type KubeClient } from './kube-client.js';
+import { isNotFound, KubeApiError, type KubeClient } from './kube-client.js';
 
 export const continueTokenKeySecret = 'hostclaim-apiserver-continue-token-key';
 const keyBytes = 32;
@@ -43,7 +43,7 @@ async function readSecret(client: Pick<KubeClient, 'get'>, path: string): Promis
   try {
     return await client.get<Secret>(path);
   } catch (error) {
-    if (error instanceof KubeApiError && error.statusCode === 404) return undefined;
+    if (isNotFound(error)) return undefined;
     throw error;
   }
 }

@@ -32,10 +32,13 @@ export interface BareMetalOperatorOptions {
 }
 
 export interface BareMetalOperator {
+  /** The current process (a new one after start()). */
   readonly process: ManagedProcess;
   readonly logFile: string;
   /** SIGTERM (SIGKILL after 15 s). Idempotent. */
   stop(): Promise<void>;
+  /** Starts it again after stop() (a dependency fault in tests), the log appended; resolves once its controllers run. */
+  start(): Promise<void>;
 }
 
 export interface NewBareMetalHost {
@@ -89,6 +92,27 @@ export async function startBareMetalOperator(options: BareMetalOperatorOptions):
   const build = await resolveBareMetalOperator(options.dir);
   await installBareMetalOperatorCrds(options.controlPlane, build.crdDir);
   const logFile = path.join(options.logDir, 'baremetal-operator.log');
+  let child = await runBareMetalOperator(build, options.controlPlane, logFile, false);
+  options.log?.(`baremetal-operator running (pid ${child.pid}, ${Date.now() - startedAt} ms)`);
+  return {
+    get process() {
+      return child;
+    },
+    logFile,
+    stop: async () => {
+      await child.stop();
+    },
+    start: async () => {
+      if (child.running) throw new Error('baremetal-operator is running');
+      child = await runBareMetalOperator(build, options.controlPlane, logFile, true);
+      options.log?.(`baremetal-operator running again (pid ${child.pid})`);
+    },
+  };
+}
+
+/** Starts the process and waits for its "Starting workers" line (in what it logs from now on). */
+async function runBareMetalOperator(build: BareMetalOperatorBuild, controlPlane: ControlPlane, logFile: string, appendToLog: boolean): Promise<ManagedProcess> {
+  const logOffset = appendToLog && fs.existsSync(logFile) ? fs.statSync(logFile).size : 0;
   const child = await startProcess({
     name: 'baremetal-operator',
     command: build.binary,
@@ -100,14 +124,15 @@ export async function startBareMetalOperator(options: BareMetalOperatorOptions):
       '-health-addr=0',
     ],
     logFile,
-    env: { ...process.env, KUBECONFIG: options.controlPlane.adminKubeconfigPath },
+    appendToLog,
+    env: { ...process.env, KUBECONFIG: controlPlane.adminKubeconfigPath },
   });
   try {
     await pollUntil(
       'baremetal-operator to start its BareMetalHost controller',
       () => {
         child.assertRunning();
-        return Promise.resolve(STARTED_LINE.test(fs.readFileSync(logFile, 'utf8')) ? true : undefined);
+        return Promise.resolve(STARTED_LINE.test(fs.readFileSync(logFile).subarray(logOffset).toString('utf8')) ? true : undefined);
       },
       { timeoutMs: STARTED_TIMEOUT_MS, describeFailure: () => child.logTail() },
     );
@@ -115,14 +140,7 @@ export async function startBareMetalOperator(options: BareMetalOperatorOptions):
     await child.stop();
     throw error;
   }
-  options.log?.(`baremetal-operator running (pid ${child.pid}, ${Date.now() - startedAt} ms)`);
-  return {
-    process: child,
-    logFile,
-    stop: async () => {
-      await child.stop();
-    },
-  };
+  return child;
 }
 
 /**

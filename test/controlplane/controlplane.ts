@@ -28,6 +28,13 @@ export interface ControlPlaneOptions {
   /** Directory with the binaries; defaults to $HOSTCLAIM_CONTROLPLANE_BIN, else build.sh. */
   binDir?: string;
   log?: (line: string) => void;
+  /**
+   * Audit hostclaim-apiserver's ServiceAccount for rbac-usage.test.ts (default:
+   * when the run has an audit directory). Off for tests that restart
+   * kube-apiserver: until its RBAC has loaded it refuses everyone, which is
+   * no missing permission.
+   */
+  audit?: boolean;
 }
 
 export interface KubectlOptions {
@@ -71,6 +78,16 @@ export interface ControlPlane {
   /** Server-side apply of (multi-document) YAML as admin; throws with kubectl's stderr on failure. */
   apply(yamlText: string): Promise<void>;
   applyFile(file: string): Promise<void>;
+  /**
+   * Dependency faults for tests: stops one component (SIGTERM, SIGKILL
+   * after 15 s), keeping its data, flags and port.
+   */
+  stopComponent(name: ComponentName): Promise<void>;
+  /** Starts a stopped component again (same data, flags and port, log appended); resolves once it is ready. */
+  startComponent(name: ComponentName): Promise<void>;
+  /** SIGSTOP: the component keeps its connections open and answers nothing until resumeComponent(). */
+  pauseComponent(name: ComponentName): void;
+  resumeComponent(name: ComponentName): void;
   /** Stops KCM and kube-apiserver, then etcd; removes workDir unless keepData. Idempotent. */
   stop(): Promise<void>;
 }
@@ -93,7 +110,7 @@ const CONTROLLERS = [
   'clusterrole-aggregation-controller',
 ] as const;
 
-type ComponentName = 'etcd' | 'kube-apiserver' | 'kube-controller-manager';
+export type ComponentName = 'etcd' | 'kube-apiserver' | 'kube-controller-manager';
 
 interface ComponentSpec extends ProcessSpec {
   name: ComponentName;
@@ -159,6 +176,7 @@ class LocalControlPlane implements ControlPlane {
   readonly #ports: Ports;
   readonly #pki: ControlPlanePki;
   readonly #keepData: boolean;
+  readonly #audit: boolean;
   readonly #ownedEntries: readonly string[];
   readonly #disposeWorkDirCleanup: (() => void) | undefined;
   readonly #processes = new Map<ComponentName, ManagedProcess>();
@@ -179,6 +197,7 @@ class LocalControlPlane implements ControlPlane {
     this.#ports = init.ports;
     this.#pki = init.pki;
     this.#keepData = init.options.keepData ?? false;
+    this.#audit = init.options.audit ?? true;
     this.#ownedEntries = init.ownedEntries;
     this.#disposeWorkDirCleanup = this.#keepData
       ? undefined
@@ -192,31 +211,78 @@ class LocalControlPlane implements ControlPlane {
   }
 
   async start(): Promise<void> {
-    await this.#startAndWait(this.#etcdSpec(), ETCD_READY_TIMEOUT_MS, () =>
-      isPlainHttpHealthy(`http://127.0.0.1:${this.#ports.etcdClient}/health`),
-    );
-    const audit = auditDir() === undefined ? [] : await auditFlags(this.#auditLogFile());
-    await this.#startAndWait(this.#apiserverSpec(audit), APISERVER_READY_TIMEOUT_MS, () =>
-      isHealthy(`${this.server}/readyz`, this.#adminIdentity()),
-    );
+    await this.#startComponent('etcd');
+    await this.#startComponent('kube-apiserver');
     await writeKubeconfig(this.adminKubeconfigPath, {
       server: this.server,
       caPem: this.servingCa.certPem,
       userName: 'admin',
       credentials: this.#pki.admin,
     });
-    const controllerManagerKubeconfig = await writeKubeconfig(path.join(this.workDir, 'kube-controller-manager.kubeconfig'), {
+    await writeKubeconfig(this.#controllerManagerKubeconfig(), {
       server: this.server,
       caPem: this.servingCa.certPem,
       userName: 'system:kube-controller-manager',
       credentials: this.#pki.controllerManager,
     });
-    // KCM serves a self-signed certificate; this probe checks liveness, not identity.
-    await this.#startAndWait(
-      this.#controllerManagerSpec(controllerManagerKubeconfig),
-      CONTROLLER_MANAGER_READY_TIMEOUT_MS,
-      () => isHealthy(`https://127.0.0.1:${this.#ports.controllerManager}/healthz`),
-    );
+    await this.#startComponent('kube-controller-manager');
+  }
+
+  async stopComponent(name: ComponentName): Promise<void> {
+    await this.#processes.get(name)?.stop();
+    this.log(`${name} stopped`);
+  }
+
+  async startComponent(name: ComponentName): Promise<void> {
+    if (this.#processes.get(name)?.running === true) throw new Error(`${name} is running`);
+    await this.#startComponent(name, { appendToLog: true });
+  }
+
+  pauseComponent(name: ComponentName): void {
+    this.#runningComponent(name).pause();
+    this.log(`${name} paused (SIGSTOP)`);
+  }
+
+  resumeComponent(name: ComponentName): void {
+    this.#runningComponent(name).resume();
+    this.log(`${name} resumed (SIGCONT)`);
+  }
+
+  #runningComponent(name: ComponentName): ManagedProcess {
+    const child = this.#processes.get(name);
+    if (child?.running !== true) throw new Error(`${name} is not running`);
+    return child;
+  }
+
+  /** Starts one component with its flags and waits until its health endpoint answers. */
+  async #startComponent(name: ComponentName, options: { appendToLog?: boolean } = {}): Promise<void> {
+    const appendToLog = options.appendToLog ?? false;
+    switch (name) {
+      case 'etcd':
+        await this.#startAndWait({ ...this.#etcdSpec(), appendToLog }, ETCD_READY_TIMEOUT_MS, () =>
+          isPlainHttpHealthy(`http://127.0.0.1:${this.#ports.etcdClient}/health`),
+        );
+        return;
+      case 'kube-apiserver': {
+        const audit = this.#audited() ? await auditFlags(this.#auditLogFile()) : [];
+        await this.#startAndWait({ ...this.#apiserverSpec(audit), appendToLog }, APISERVER_READY_TIMEOUT_MS, () =>
+          isHealthy(`${this.server}/readyz`, this.#adminIdentity()),
+        );
+        return;
+      }
+      case 'kube-controller-manager':
+        // KCM serves a self-signed certificate; this probe checks liveness, not identity.
+        await this.#startAndWait(
+          { ...this.#controllerManagerSpec(this.#controllerManagerKubeconfig()), appendToLog },
+          CONTROLLER_MANAGER_READY_TIMEOUT_MS,
+          () => isHealthy(`https://127.0.0.1:${this.#ports.controllerManager}/healthz`),
+        );
+        return;
+    }
+  }
+
+  #controllerManagerKubeconfig(): string {
+    return path.join(this.workDir, 'kube-controller-manager.kubeconfig');
   }
 
   stop(): Promise<void> {
@@ -327,11 +393,15 @@ class LocalControlPlane implements ControlPlane {
     await Promise.all([this.#processes.get('kube-controller-manager')?.stop(), this.#processes.get('kube-apiserver')?.stop()]);
     await this.#processes.get('etcd')?.stop();
     const audited = auditDir();
-    if (audited !== undefined) await collectAuditedRequests(this.#auditLogFile(), audited, `${path.basename(this.workDir)}-${this.#ports.apiserver}-${Date.now()}`);
+    if (audited !== undefined && this.#audited()) await collectAuditedRequests(this.#auditLogFile(), audited, `${path.basename(this.workDir)}-${this.#ports.apiserver}-${Date.now()}`);
     if (!this.#keepData) {
       await removeOwnedEntries(this.workDir, this.#ownedEntries);
       this.#disposeWorkDirCleanup?.();
     }
+  }
+
+  #audited(): boolean {
+    return this.#audit && auditDir() !== undefined;
   }
 
   #adminIdentity(): { caPem: string; certPem: string; keyPem: string } {

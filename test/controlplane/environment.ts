@@ -51,6 +51,8 @@ export interface DevEnvironmentOptions {
    * and the binder writes claim status concurrently.
    */
   controllers?: string;
+  /** See ControlPlaneOptions.audit. */
+  audit?: boolean;
 }
 
 export interface StopServerOptions {
@@ -134,6 +136,7 @@ export async function startDevEnvironment(options: DevEnvironmentOptions): Promi
     logDir,
     binDir: options.binDir,
     log,
+    ...(options.audit === undefined ? {} : { audit: options.audit }),
   });
   let environment: LocalDevEnvironment | undefined;
   try {

@@ -50,6 +50,8 @@ export class ManagedProcess {
   async stop(timeoutMs = DEFAULT_STOP_TIMEOUT_MS): Promise<ExitStatus> {
     if (!this.running) return this.exited;
     this.#signalGroup('SIGTERM');
+    // A paused process only acts on SIGTERM once continued.
+    this.#signalGroup('SIGCONT');
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => {
@@ -60,6 +62,18 @@ export class ManagedProcess {
     clearTimeout(timer);
     if (outcome === 'timeout') this.#signalGroup('SIGKILL');
     return this.exited;
+  }
+
+  /**
+   * SIGSTOP the process group: it keeps its sockets open and answers nothing
+   * (a hung dependency, not a dead one). resume() sends SIGCONT.
+   */
+  pause(): void {
+    this.#signalGroup('SIGSTOP');
+  }
+
+  resume(): void {
+    this.#signalGroup('SIGCONT');
   }
 
   /** Throws, with the end of the log, if the process is no longer running. */

@@ -21,7 +21,7 @@ import type { ApiObject } from '../../api/rest/types.js';
 import { EventRecorder, type EventType } from '../../backing/events.js';
 import type { ResourceEventHandler, SharedInformer, SharedInformerFactory } from '../../backing/shared-informers.js';
 import { sameJson } from '../../backing/json.js';
-import { KubeApiError, type KubeClient } from '../../backing/kube-client.js';
+import { isNotFound, KubeApiError, type KubeClient } from '../../backing/kube-client.js';
 import type { Logger } from '../../observability/logger.js';
 import { hostClaimRecord, hostErrorAnnotation } from '../../resources/hostclaim/storage.js';
 import { hostKeys, metal3GroupVersion, metal3Paths, metal3Resources, provisioningState, type BareMetalHost, type HostDeployPolicy, type Namespace } from '../../metal3/types.js';
@@ -488,7 +488,7 @@ export class Binder {
     try {
       return await this.client.request<ApiObject>('PUT', `${this.recordsPath}/${record.metadata.name ?? ''}${subresource}`, { body: record });
     } catch (error) {
-      if (error instanceof KubeApiError && (error.statusCode === 409 || error.statusCode === 404)) return undefined;
+      if ((error instanceof KubeApiError && error.statusCode === 409) || isNotFound(error)) return undefined;
       throw error;
     }
   }
@@ -502,7 +502,7 @@ export class Binder {
     try {
       return await this.client.get<T>(path);
     } catch (error) {
-      if (error instanceof KubeApiError && error.statusCode === 404) return undefined;
+      if (isNotFound(error)) return undefined;
       throw error;
     }
   }

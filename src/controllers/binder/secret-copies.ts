@@ -12,7 +12,7 @@
  * Secret the tenant could not read itself.
  */
 import { createHash } from 'node:crypto';
-import { KubeApiError, type KubeClient } from '../../backing/kube-client.js';
+import { isNotFound, type KubeClient } from '../../backing/kube-client.js';
 import { sameJson } from '../../backing/json.js';
 import { secretNameErrors, secretReferences, type SecretField } from '../../tenancy/secret-references.js';
 import type { Claim } from './claim.js';
@@ -88,7 +88,7 @@ async function readSecret(client: KubeClient, namespace: string, name: string): 
   try {
     return await client.get<Secret>(`/api/v1/namespaces/${namespace}/secrets/${name}`);
   } catch (error) {
-    if (error instanceof KubeApiError && error.statusCode === 404) return undefined;
+    if (isNotFound(error)) return undefined;
     throw error;
   }
 }
@@ -118,6 +118,6 @@ async function ignoreNotFound(call: Promise<unknown>): Promise<void> {
   try {
     await call;
   } catch (error) {
-    if (!(error instanceof KubeApiError && error.statusCode === 404)) throw error;
+    if (!isNotFound(error)) throw error;
   }
 }

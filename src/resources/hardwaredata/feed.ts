@@ -27,6 +27,7 @@ import { revision, type ApiObject, type ObjectEvent } from '../../api/rest/types
 import type { WatchHub } from '../../api/rest/watch-hub.js';
 import { ApiError } from '../../api/status.js';
 import { ConsistentReadFence, type FencedCache } from '../../backing/consistent-read.js';
+import { dependencyFailure } from '../../backing/errors.js';
 import type { KubeObject } from '../../backing/informer.js';
 import type { KubeClient } from '../../backing/kube-client.js';
 import type { BackingResource, SharedInformer, SharedInformerFactory } from '../../backing/shared-informers.js';
@@ -203,7 +204,9 @@ export class HardwareDataFeed {
     const cache = this.cacheOf(input);
     if (cache.isAbsent()) return undefined;
     this.fences[input] ??= new ConsistentReadFence(this.client, cache);
-    const freshness = await this.fences[input].fence({ key: 'all', cached: () => cache.list() });
+    const freshness = await this.fences[input].fence({ key: 'all', cached: () => cache.list() }).catch((error: unknown) => {
+      throw dependencyFailure(error, 'storage') ?? error;
+    });
     if (!freshness.fresh) throw notCurrent(cache.resource.path);
     return revision(freshness.resourceVersion);
   }

@@ -113,6 +113,23 @@ describe('Informer', () => {
     expect(delivered).toEqual(['11', '12', '13']);
   });
 
+  it('ends a backoff wait when told kube-apiserver answers again (retryNow), and only then', async () => {
+    const client = new FakeClient(10);
+    informer = new Informer(client, { path: '/api/v1/secrets' });
+    informer.start();
+    // Four short watches: the informer now waits 6.4 s (+ up to 20 %) before the fifth.
+    await vi.advanceTimersByTimeAsync(7000);
+    expect(client.watches()).toHaveLength(4);
+    const waitingSince = client.watches()[3]!.at + 10;
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(client.watches()).toHaveLength(4);
+    informer.retryNow();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(client.watches()).toHaveLength(5);
+    expect(client.watches()[4]!.at - waitingSince).toBeLessThan(6400);
+    expect(client.watches()[4]!.resourceVersion).toBe('10');
+  });
+
   it('watches without backoff after a watch that lasted long enough, even without events', async () => {
     const client = new FakeClient(1000);
     const errors: unknown[] = [];

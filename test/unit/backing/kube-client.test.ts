@@ -1,21 +1,24 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import https from 'node:https';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KubeClient } from '../../../src/backing/kube-client.js';
-import { createCertificateAuthority, issueCertificate } from '../../../src/pki/certificates.js';
+import { isNotFound, KubeApiError, KubeClient, KubeUnavailableError } from '../../../src/backing/kube-client.js';
+import { createCertificateAuthority, issueCertificate, type CertificateAuthority } from '../../../src/pki/certificates.js';
 
 /** A loopback HTTPS server that records each request's Accept header and answers a list, or a watch that ends at once. */
 let server: https.Server;
 let dir: string;
 let client: KubeClient;
+let ca: CertificateAuthority;
+let serving: { certPem: string; keyPem: string };
 const seen: { url: string; accept: string | undefined; userAgent: string | undefined }[] = [];
 
 beforeAll(async () => {
-  const ca = await createCertificateAuthority('ca');
-  const serving = await issueCertificate(ca, { commonName: 'localhost', ipAddresses: ['127.0.0.1'], usage: 'server' });
+  ca = await createCertificateAuthority('ca');
+  serving = await issueCertificate(ca, { commonName: 'localhost', ipAddresses: ['127.0.0.1'], usage: 'server' });
   server = https.createServer({ cert: serving.certPem, key: serving.keyPem }, (req, res) => {
     seen.push({ url: req.url ?? '', accept: req.headers.accept, userAgent: req.headers['user-agent'] });
     res.writeHead(200, { 'Content-Type': 'application/json' });
@@ -24,7 +27,12 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   dir = await mkdtemp(join(tmpdir(), 'kube-client-'));
-  const kubeconfig = join(dir, 'kubeconfig');
+  client = await clientFor(port);
+});
+
+/** A client of https://127.0.0.1:<port> trusting the test CA. */
+async function clientFor(port: number): Promise<KubeClient> {
+  const kubeconfig = join(dir, `kubeconfig-${port}`);
   await writeFile(
     kubeconfig,
     JSON.stringify({
@@ -36,8 +44,8 @@ beforeAll(async () => {
       'current-context': 'x',
     }),
   );
-  client = KubeClient.load(kubeconfig);
-});
+  return KubeClient.load(kubeconfig);
+}
 
 afterAll(async () => {
   client.close();
@@ -92,5 +100,47 @@ describe('KubeClient request paths', () => {
     seen.length = 0;
     await client.get('/api/v1/namespaces/tenant-a/secrets/a%2Fb?x=1');
     expect(seen.map((request) => request.url)).toEqual(['/api/v1/namespaces/tenant-a/secrets/a%2Fb?x=1']);
+  });
+});
+
+describe('KubeClient when kube-apiserver does not answer', () => {
+  it('rejects with KubeUnavailableError (not timed out) when nothing listens', async () => {
+    const probe = net.createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const { port } = probe.address() as AddressInfo;
+    await new Promise((resolve) => probe.close(resolve));
+    const unreachable = await clientFor(port);
+    try {
+      const error = await unreachable.get('/api/v1/namespaces').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(KubeUnavailableError);
+      expect((error as KubeUnavailableError).timedOut).toBe(false);
+    } finally {
+      unreachable.close();
+    }
+  });
+
+  it('rejects with a timed-out KubeUnavailableError when kube-apiserver accepts but stays silent past the call timeout', async () => {
+    const silent = https.createServer({ cert: serving.certPem, key: serving.keyPem }, () => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const hanging = await clientFor((silent.address() as AddressInfo).port);
+    try {
+      const startedAt = Date.now();
+      const error = await hanging.create('/apis/authorization.k8s.io/v1/subjectaccessreviews', {}, { timeoutMs: 300 }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(KubeUnavailableError);
+      expect((error as KubeUnavailableError).timedOut).toBe(true);
+      expect(Date.now() - startedAt).toBeLessThan(5000);
+    } finally {
+      hanging.close();
+      silent.closeAllConnections();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+});
+
+describe('isNotFound', () => {
+  it("is a NotFound Status only: Go's plain `404 page not found` (a path not served, e.g. while kube-apiserver starts) says nothing about the object", () => {
+    expect(isNotFound(new KubeApiError(404, { kind: 'Status', code: 404, reason: 'NotFound', message: 'secrets "x" not found' }))).toBe(true);
+    expect(isNotFound(new KubeApiError(404, undefined))).toBe(false);
+    expect(isNotFound(new KubeUnavailableError(false, { cause: new Error('ECONNREFUSED') }))).toBe(false);
   });
 });

@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { Authorizer, type Attributes } from '../../../src/auth/authorizer.js';
+import { ApiError } from '../../../src/api/status.js';
+import { KubeApiError, KubeUnavailableError } from '../../../src/backing/kube-client.js';
+
+const user = { name: 'tenant-a', uid: '', groups: ['system:authenticated'], extra: {} };
+const list: Attributes = { kind: 'resource', verb: 'list', group: 'tenancy.metal3.io', version: 'v1alpha1', resource: 'hostclaims', subresource: '', namespace: 'tenant-a', name: '' };
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('Authorizer when kube-apiserver cannot review', () => {
+  it.each([
+    ['unreachable', new KubeUnavailableError(false, { cause: new Error('connect ECONNREFUSED 127.0.0.1:6443') }), 503, 'ServiceUnavailable'],
+    ['silent past the client timeout', new KubeUnavailableError(true, { cause: new Error('no answer within 10000 ms') }), 504, 'Timeout'],
+    ['refusing the server itself (its RBAC not loaded after a restart)', new KubeApiError(403, { kind: 'Status', reason: 'Forbidden', message: 'forbidden' }), 503, 'ServiceUnavailable'],
+  ])('%s: a retriable %i, never a denial that blames the requester, and not cached', async (_label, failure, code, reason) => {
+    let reviews = 0;
+    const authorizer = new Authorizer(() => {
+      reviews += 1;
+      return Promise.reject(failure);
+    });
+    const error = await rejection(authorizer.authorize(user, list));
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).toStatus()).toMatchObject({ code, reason, details: { retryAfterSeconds: 1 } });
+    expect((error as ApiError).message).not.toContain('127.0.0.1');
+    await rejection(authorizer.authorize(user, list));
+    expect(reviews).toBe(2);
+  });
+
+  it('still denies what the review denies', async () => {
+    const authorizer = new Authorizer(() => Promise.resolve({ allowed: false, reason: '' }));
+    expect(await authorizer.authorize(user, list)).toEqual({ allowed: false, reason: '' });
+  });
+
+  it('lets a bug of its own surface as itself (a generic 500 later), not as unavailability', async () => {
+    const bug = new TypeError('x is not a function');
+    const authorizer = new Authorizer(() => Promise.reject(bug));
+    expect(await rejection(authorizer.authorize(user, list))).toBe(bug);
+  });
+});

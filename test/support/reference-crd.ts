@@ -17,9 +17,13 @@ export const REFERENCE_GROUP = 'reference.tenancy.test';
 /**
  * Installs the CRD and gives every tenant in its own namespace exactly what
  * deploy/base/aggregated-roles.yaml gives on ours (no status, no other verbs), so
- * authorization answers compare too.
+ * authorization answers compare too. The opt-in cluster-wide-reads grant,
+ * which the dev overlay applies, is removed: a CRD has no counterpart of it
+ * (kube would list every namespace), so with it lists of all namespaces
+ * could not compare (test/integration/cluster-wide-reads.test.ts covers it).
  */
 export async function installReferenceCrd(env: DevEnvironment): Promise<void> {
+  await withoutClusterWideReads(env);
   const crd = customResourceDefinition({
     group: REFERENCE_GROUP,
     version: 'v1alpha1',
@@ -35,6 +39,21 @@ export async function installReferenceCrd(env: DevEnvironment): Promise<void> {
     async () => {
       const response = await env.controlPlane.request('GET', `/apis/${REFERENCE_GROUP}/v1alpha1/hostclaims`);
       return response.status === 200 ? true : undefined;
+    },
+    { timeoutMs: 60_000 },
+  );
+}
+
+const CLUSTER_WIDE_READS = 'hostclaim-apiserver-cluster-wide-reads';
+
+/** Deletes the grant's ClusterRoleBinding and waits until the aggregator refuses a tenant's list of all namespaces again. */
+async function withoutClusterWideReads(env: DevEnvironment): Promise<void> {
+  await env.controlPlane.request('DELETE', `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${CLUSTER_WIDE_READS}`);
+  await pollUntil(
+    'tenants to be refused lists of all namespaces',
+    async () => {
+      const result = await env.controlPlane.kubectl(['get', '--raw', `/apis/${SERVED_GROUP}/v1alpha1/hostclaims`], { kubeconfig: env.tenantKubeconfigPaths['tenant-a'] });
+      return result.code !== 0 && result.stderr.includes('(Forbidden)') ? true : undefined;
     },
     { timeoutMs: 60_000 },
   );

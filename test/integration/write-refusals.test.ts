@@ -283,7 +283,15 @@ describe('item 4: ObjectMeta is decoded and validated as kube does, for every wr
         const ours = await send(testCase.request(name), false);
         const theirs = await send(testCase.request(name), true);
         expect([label, sub, comparable(ours, false, true)]).toEqual([label, sub, comparable(theirs, true, true)]);
-        expect([await resourceVersionOf(name, false), await resourceVersionOf(name, true)]).toEqual(before);
+        const after = [await resourceVersionOf(name, false), await resourceVersionOf(name, true)];
+        if (kubeMinor <= 35 && sub === '/status' && theirs.status === 200) {
+          // kube-apiserver 1.35 writes an accepted status patch whose metadata the status subresource ignores
+          // (a new resourceVersion, nothing else changed); 1.36, 1.37 and this server do not write
+          // (docs/operations.md, "Kubernetes versions"). Only our object is checked here.
+          expect([label, sub, after[0]]).toEqual([label, sub, before[0]]);
+        } else {
+          expect([label, sub, ...after]).toEqual([label, sub, ...before]);
+        }
       }
     }
   });

@@ -27,8 +27,8 @@ deps: $(DEPS_STAMP) ## install npm packages (Node 24 included)
 	@echo "node $$($(NODE) --version) at $(NODE)"
 
 .PHONY: controlplane
-controlplane: ## build (or reuse cached) etcd, kube-apiserver, kube-controller-manager, kubectl from Go modules
-	@test/controlplane/build/build.sh >/dev/null
+controlplane: ## build (or reuse cached) etcd, kube-apiserver, kube-controller-manager, kubectl from Go modules (the newest supported release; HOSTCLAIM_KUBERNETES_VERSION=vX.Y.Z for another)
+	@test/controlplane/build/build.sh $${HOSTCLAIM_KUBERNETES_VERSION:-} >/dev/null
 
 .PHONY: bmo
 bmo: ## build (or reuse cached) metal3 baremetal-operator v0.13.2 from Go modules, with its CRDs
@@ -64,6 +64,19 @@ integration: deps build controlplane bmo ## integration and e2e tests against th
 .PHONY: test
 test: deps lint lint-manifests typecheck unit integration ## every check and test
 	@tsx test/support/summary.ts $(REPORTS)/unit.json $(REPORTS)/integration.json
+
+.PHONY: test-matrix
+KUBERNETES_VERSIONS := $(shell grep -E '^v' test/controlplane/build/kubernetes-versions)
+test-matrix: deps build bmo ## the integration suite against each supported Kubernetes minor (test/controlplane/build/kubernetes-versions), one after another
+	@for v in $(KUBERNETES_VERSIONS); do test/controlplane/build/build.sh $$v >/dev/null; done
+	@failed=""; for v in $(KUBERNETES_VERSIONS); do \
+	  echo "== integration suite against Kubernetes $$v"; \
+	  env -u HOSTCLAIM_CONTROLPLANE_BIN HOSTCLAIM_KUBERNETES_VERSION=$$v \
+	    vitest run --project integration $(call VITEST_REPORT,integration-$$v) || failed="$$failed $$v"; \
+	  echo "Kubernetes $$v: $$(tsx test/support/summary.ts $(REPORTS)/integration-$$v.json)"; \
+	done; \
+	if [[ -n "$$failed" ]]; then echo "test-matrix: failed on$$failed"; exit 1; fi; \
+	echo "test-matrix: passed on $(KUBERNETES_VERSIONS)"
 
 .PHONY: fuzz
 fuzz: deps build controlplane ## fuzz every parsed input against kube's answers (FUZZ_RUNS=100000 FUZZ_SEED=20260515; see docs/reliability.md)

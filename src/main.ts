@@ -256,7 +256,7 @@ function hardwareDataStore(client: KubeClient, informers: SharedInformerFactory,
 async function startStorage(client: KubeClient, source: SchemaSource, store: RecordStore, logger: Logger): Promise<void> {
   for (let delayMs = 1000; ; delayMs = Math.min(delayMs * 2, 30_000)) {
     try {
-      await ensureCustomResourceDefinition(client, hostClaimRecordCRD(source));
+      await ensureCustomResourceDefinition(client, hostClaimRecordCRD(source), logger);
       break;
     } catch (error) {
       logger.error({ err: error }, 'cannot install the HostClaimRecord CRD; retrying');

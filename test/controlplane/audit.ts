@@ -69,6 +69,14 @@ export async function collectAuditedRequests(logFile: string, dir: string, name:
   }
   await Promise.all([fs.rm(logFile), fs.rm(policyFileOf(logFile), { force: true })]);
   const requests = new Map<string, AuditedRequest>();
+  for (const request of parseAuditLog(text)) requests.set(JSON.stringify(request), request);
+  await fs.mkdir(dir, { recursive: true });
+  await fs.writeFile(path.join(dir, `${name}.json`), JSON.stringify([...requests.values()]));
+}
+
+/** The ServiceAccount's requests in an audit log's text, in order. */
+function parseAuditLog(text: string): AuditedRequest[] {
+  const requests: AuditedRequest[] = [];
   for (const line of text.split('\n').filter((line) => line !== '')) {
     let event: AuditEvent;
     try {
@@ -79,7 +87,7 @@ export async function collectAuditedRequests(logFile: string, dir: string, name:
       continue;
     }
     if (event.user.username !== SERVER_SERVICE_ACCOUNT) continue;
-    const request: AuditedRequest = {
+    requests.push({
       verb: event.verb,
       apiGroup: event.objectRef?.apiGroup ?? '',
       resource: event.objectRef?.resource ?? '',
@@ -88,11 +96,19 @@ export async function collectAuditedRequests(logFile: string, dir: string, name:
       name: event.objectRef?.name ?? '',
       decision: event.annotations?.['authorization.k8s.io/decision'] ?? '',
       reason: event.annotations?.['authorization.k8s.io/reason'] ?? '',
-    };
-    requests.set(JSON.stringify(request), request);
+    });
   }
-  await fs.mkdir(dir, { recursive: true });
-  await fs.writeFile(path.join(dir, `${name}.json`), JSON.stringify([...requests.values()]));
+  return requests;
+}
+
+/** Where a control plane logging to `logDir` writes its audit log while it runs. */
+export function auditLogFile(logDir: string): string {
+  return path.join(logDir, 'kube-apiserver-audit.log');
+}
+
+/** The ServiceAccount's requests a running control plane has audited so far, in order. */
+export async function auditedSoFar(logDir: string): Promise<AuditedRequest[]> {
+  return parseAuditLog(await fs.readFile(auditLogFile(logDir), 'utf8'));
 }
 
 function policyFileOf(logFile: string): string {

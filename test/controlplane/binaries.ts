@@ -6,6 +6,8 @@ import { repoPath } from './paths.js';
 
 /** Set by the integration global setup (and `make` targets) to skip calling build.sh. */
 export const BIN_DIR_ENV = 'HOSTCLAIM_CONTROLPLANE_BIN';
+/** The Kubernetes release to build and run (`make test-matrix` sets it per run); default: the newest supported. */
+export const KUBERNETES_VERSION_ENV = 'HOSTCLAIM_KUBERNETES_VERSION';
 
 export interface ControlPlaneBinaries {
   dir: string;
@@ -17,8 +19,19 @@ export interface ControlPlaneBinaries {
 
 const buildScript = repoPath('test', 'controlplane', 'build', 'build.sh');
 
+/** The supported Kubernetes releases (build/kubernetes-versions), newest first. */
+export async function kubernetesVersions(): Promise<string[]> {
+  const text = await fs.readFile(repoPath('test', 'controlplane', 'build', 'kubernetes-versions'), 'utf8');
+  return text.split('\n').filter((line) => line.startsWith('v'));
+}
+
+/** The release under test: $HOSTCLAIM_KUBERNETES_VERSION, else the newest supported one (the default). */
 export async function kubernetesVersion(): Promise<string> {
-  return (await fs.readFile(repoPath('test', 'controlplane', 'build', 'kubernetes-version'), 'utf8')).trim();
+  const chosen = process.env[KUBERNETES_VERSION_ENV];
+  if (chosen !== undefined && chosen !== '') return chosen;
+  const [newest] = await kubernetesVersions();
+  if (newest === undefined) throw new Error('test/controlplane/build/kubernetes-versions names no release');
+  return newest;
 }
 
 /** Uses $HOSTCLAIM_CONTROLPLANE_BIN if set, otherwise builds (or finds cached) binaries. */
@@ -40,12 +53,12 @@ export async function resolveControlPlaneBinaries(binDir = process.env[BIN_DIR_E
 }
 
 /**
- * Runs build.sh (instant when its cache is complete) and returns the binary
- * directory it prints last on stdout. Build progress goes to our stderr.
- * Not safe to run concurrently: build.sh rewrites its go.mod.
+ * Runs build.sh for the release under test (instant when its cache is
+ * complete) and returns the binary directory it prints last on stdout.
+ * Build progress goes to our stderr.
  */
-export function buildControlPlaneBinaries(): Promise<string> {
-  return runBuildScript(buildScript);
+export async function buildControlPlaneBinaries(): Promise<string> {
+  return runBuildScript(buildScript, [await kubernetesVersion()]);
 }
 
 /** Runs one of the project's caching build scripts and returns the last line it prints (the path it built). */

@@ -8,7 +8,7 @@ import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { issueCertificate } from '../../src/pki/certificates.js';
-import { auditDir, auditFlags, collectAuditedRequests } from './audit.js';
+import { auditDir, auditFlags, auditLogFile, collectAuditedRequests } from './audit.js';
 import { resolveControlPlaneBinaries, type ControlPlaneBinaries } from './binaries.js';
 import { removeOwnedEntries, removeOwnedEntriesSync } from './files.js';
 import { httpsRequest, isHealthy, type HttpResponse } from './http.js';
@@ -413,7 +413,7 @@ class LocalControlPlane implements ControlPlane {
   }
 
   #auditLogFile(): string {
-    return path.join(this.logDir, 'kube-apiserver-audit.log');
+    return auditLogFile(this.logDir);
   }
 
   #etcdSpec(): ComponentSpec {

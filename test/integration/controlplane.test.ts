@@ -46,7 +46,7 @@ describe('real control plane', () => {
     await cp.requestJson('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
   }
 
-  it('serves the Kubernetes version pinned in build/kubernetes-version', async () => {
+  it('serves the Kubernetes release under test (build/kubernetes-versions, or HOSTCLAIM_KUBERNETES_VERSION)', async () => {
     const version = await cp.requestJson<{ gitVersion: string }>('GET', '/version');
     expect(version.gitVersion).toBe(await kubernetesVersion());
   });

@@ -21,6 +21,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadSchemaSource } from '../../src/api/openapi/schema-source.js';
 import { hostClaimRecordCRD } from '../../src/resources/hostclaim/storage.js';
 import { installBareMetalOperatorCrds, resolveBareMetalOperator } from '../controlplane/baremetal-operator.js';
+import { kubernetesVersion } from '../controlplane/binaries.js';
 import { startControlPlane, type ControlPlane } from '../controlplane/controlplane.js';
 import { waitForCrdsEstablished } from '../controlplane/crds.js';
 import { repoPath } from '../controlplane/paths.js';
@@ -169,7 +170,7 @@ const EXPECTATIONS: Expectation[] = [
     text: 'kubectl version',
     check: async (result) => {
       succeeded(result);
-      const version = (await fs.readFile(repoPath('test', 'controlplane', 'build', 'kubernetes-version'), 'utf8')).trim();
+      const version = await kubernetesVersion();
       expect(result.stdout).toMatch(new RegExp(`^Client Version: ${version}\\nKustomize Version: v\\S+\\nServer Version: ${version}\\n$`));
     },
   },

@@ -17,7 +17,12 @@
  *  - served without a gap if it is not older than the window: checked at the
  *    boundary, with a watch from exactly Y.
  * Either way every change after the restart must arrive, in order, once.
+ *
+ * A restart writes the backing CRD only when it must: never when it holds
+ * this server's schema, never over a newer schema generation, always over an
+ * older one (backing/crd.ts).
  */
+import fs from 'node:fs/promises';
 import type { ClientRequest } from 'node:http';
 import https from 'node:https';
 import os from 'node:os';
@@ -25,8 +30,12 @@ import path from 'node:path';
 import { CustomObjectsApi, KubeConfig, makeInformer, type Informer, type KubernetesObject, type ObjectCache } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { ExitStatus } from '../controlplane/processes.js';
+import { auditedSoFar } from '../controlplane/audit.js';
 import { startDevEnvironment, type DevEnvironment } from '../controlplane/environment.js';
 import { pollUntil } from '../controlplane/wait.js';
+import { loadSchemaSource } from '../../src/api/openapi/schema-source.js';
+import { canonicalJson, SCHEMA_GENERATION_ANNOTATION } from '../../src/backing/crd.js';
+import { hostClaimRecordCRD, hostClaimRecordSchemaGeneration } from '../../src/resources/hostclaim/storage.js';
 
 const binDir = inject('controlPlaneBinDir');
 const NAMESPACE = 'tenant-a';
@@ -545,4 +554,90 @@ describe('restarting the server process', () => {
     },
     SCENARIO_TIMEOUT_MS,
   );
+});
+
+// ---- the backing CRD across restarts ----------------------------------------
+
+const BACKING_CRD_PATH = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${hostClaimRecordCRD(loadSchemaSource()).metadata.name}`;
+
+interface StoredCrd {
+  metadata: { resourceVersion: string; annotations?: Record<string, string> };
+  spec: Record<string, unknown> & { versions: { schema: { openAPIV3Schema: Record<string, unknown> } }[] };
+}
+
+function backingCrd(): Promise<StoredCrd> {
+  return env.controlPlane.requestJson<StoredCrd>('GET', BACKING_CRD_PATH);
+}
+
+/** Writes the CRD as another server would have: the given generation annotation and a changed schema description. */
+async function rewriteBackingCrd(annotations: Record<string, string>, description: string): Promise<StoredCrd> {
+  const crd = await backingCrd();
+  const [version, ...rest] = crd.spec.versions;
+  if (version === undefined) throw new Error('the backing CRD has no version');
+  const schema = { ...version.schema, openAPIV3Schema: { ...version.schema.openAPIV3Schema, description } };
+  return env.controlPlane.requestJson<StoredCrd>('PUT', BACKING_CRD_PATH, {
+    ...crd,
+    metadata: { ...crd.metadata, annotations },
+    spec: { ...crd.spec, versions: [{ ...version, schema }, ...rest] },
+  });
+}
+
+/** The server's writes to CRDs so far, as kube-apiserver audited them (a no-op update leaves the resourceVersion as it was). */
+async function crdWritesByServer(): Promise<string[]> {
+  return (await auditedSoFar(env.controlPlane.logDir))
+    .filter((request) => request.resource === 'customresourcedefinitions' && !['get', 'list', 'watch'].includes(request.verb))
+    .map((request) => `${request.verb} ${request.name}`);
+}
+
+async function serverLogLines(): Promise<Record<string, unknown>[]> {
+  const text = await fs.readFile(env.serverLogPath, 'utf8');
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+describe('the backing CRD across restarts (docs/operations.md, upgrade)', () => {
+  const desired = hostClaimRecordCRD(loadSchemaSource());
+  const ownGeneration = String(hostClaimRecordSchemaGeneration);
+
+  it('is not written again by a restart when it holds this server\'s schema', async () => {
+    const before = await backingCrd();
+    expect(before.metadata.annotations?.[SCHEMA_GENERATION_ANNOTATION]).toBe(ownGeneration);
+    const writesBefore = await crdWritesByServer();
+    await env.restartServer();
+    expect((await backingCrd()).metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+    expect(await crdWritesByServer()).toEqual(writesBefore);
+  }, SCENARIO_TIMEOUT_MS);
+
+  it('is left as it is, with a warning, when a newer schema generation wrote it (an older replica of a rolling upgrade)', async () => {
+    const newer = String(hostClaimRecordSchemaGeneration + 1);
+    const written = await rewriteBackingCrd({ [SCHEMA_GENERATION_ANNOTATION]: newer }, 'written by a newer server');
+    const linesBefore = (await serverLogLines()).length;
+    const writesBefore = await crdWritesByServer();
+    await env.restartServer();
+    const after = await backingCrd();
+    expect(after.metadata.resourceVersion).toBe(written.metadata.resourceVersion);
+    expect(await crdWritesByServer()).toEqual(writesBefore);
+    expect(after.spec.versions[0]?.schema.openAPIV3Schema['description']).toBe('written by a newer server');
+    const warnings = (await serverLogLines()).slice(linesBefore).filter((line) => line['crd'] === desired.metadata.name);
+    expect(warnings.map((line) => [line['msg'], line['schemaGeneration'], line['storedSchemaGeneration']])).toEqual([
+      [
+        'backing CRD left as it is: a newer server wrote a newer schema generation (this replica is older; finish the rollout)',
+        hostClaimRecordSchemaGeneration,
+        hostClaimRecordSchemaGeneration + 1,
+      ],
+    ]);
+  }, SCENARIO_TIMEOUT_MS);
+
+  it('is brought to this server\'s schema when an older server (no generation recorded) wrote it', async () => {
+    const written = await rewriteBackingCrd({}, 'written by an older server');
+    const writesBefore = await crdWritesByServer();
+    await env.restartServer();
+    expect(await crdWritesByServer()).toEqual([...writesBefore, `update ${desired.metadata.name}`]);
+    const after = await backingCrd();
+    expect(after.metadata.resourceVersion).not.toBe(written.metadata.resourceVersion);
+    expect(after.metadata.annotations).toEqual({ [SCHEMA_GENERATION_ANNOTATION]: ownGeneration });
+    for (const [key, value] of Object.entries(desired.spec)) expect(canonicalJson(after.spec[key]), key).toBe(canonicalJson(value));
+  }, SCENARIO_TIMEOUT_MS);
 });

@@ -1,7 +1,8 @@
 // `make lint-manifests`: every entry point of deploy/ rendered by the
 // kubectl built with the control plane (its kustomize, as an admin's
 // `kubectl apply -k` renders it) and validated by kubeconform against the
-// schemas of the Kubernetes release the tests run (test/kubeconform/schemas.ts),
+// schemas of the Kubernetes release the tests run (the default, newest
+// supported one in `make test`; test/kubeconform/schemas.ts),
 // strictly: unknown fields, wrong types and missing required fields fail.
 // The schemas are generated once per machine from a throwaway control plane
 // with cert-manager's CRDs installed, and cached next to the binaries.
@@ -11,7 +12,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { kubernetesVersion, resolveControlPlaneBinaries, runBuildScript } from '../controlplane/binaries.js';
+import { resolveControlPlaneBinaries, runBuildScript } from '../controlplane/binaries.js';
 import { startControlPlane } from '../controlplane/controlplane.js';
 import { waitForCrdsEstablished } from '../controlplane/crds.js';
 import { repoPath } from '../controlplane/paths.js';
@@ -38,11 +39,17 @@ function cacheRoot(): string {
   return process.env['HOSTCLAIM_CACHE_DIR'] ?? path.join(process.env['XDG_CACHE_HOME'] ?? path.join(os.homedir(), '.cache'), 'hostclaim-apiserver');
 }
 
-/** The schema directory for this Kubernetes release, cert-manager release and generator; generated on first use. */
+/**
+ * The schema directory for these control-plane binaries (the Kubernetes
+ * release under test: the default one in `make test`), cert-manager release
+ * and generator; generated on first use.
+ */
 export async function kubeconformSchemas(binDir?: string): Promise<string> {
   const certManagerCrds = (await run(CERT_MANAGER_CRDS_SCRIPT)).stdout.trim();
+  // build.sh names each binary directory by release and content (`v1.37.2-<key>`).
+  const binaries = path.basename((await resolveControlPlaneBinaries(binDir)).dir);
   const key = createHash('sha256')
-    .update(await kubernetesVersion())
+    .update(binaries)
     .update(certManagerCrds)
     .update(await fs.readFile(repoPath('test', 'kubeconform', 'schemas.ts')))
     .digest('hex')

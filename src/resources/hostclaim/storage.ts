@@ -1,6 +1,6 @@
 /** HostClaims are stored as HostClaimRecords (a CRD this project owns) in the storage namespace. */
 import type { SchemaSource } from '../../api/openapi/schema-source.js';
-import { customResourceDefinition } from '../../backing/crd.js';
+import { customResourceDefinition, type CustomResourceDefinition } from '../../backing/crd.js';
 import { controllerAnnotationPrefix, StorageMapping } from '../../backing/storage-mapping.js';
 
 export const hostClaimRecord = {
@@ -18,8 +18,20 @@ export const hostClaimRecord = {
  */
 export const hostErrorAnnotation = `${controllerAnnotationPrefix}host-error`;
 
-export function hostClaimRecordCRD(source: SchemaSource): Record<string, unknown> {
-  return customResourceDefinition({ ...hostClaimRecord, schema: source.resolvedObjectSchema('HostClaim') });
+/**
+ * The HostClaimRecord schema's generation: bump it with every change of the
+ * schema (test/unit/resources/hostclaim/storage.test.ts pins the schema's
+ * digest to it), so a replica of a rolling upgrade never puts back an older
+ * schema over a newer one (backing/crd.ts, docs/operations.md).
+ */
+export const hostClaimRecordSchemaGeneration = 1;
+
+export function hostClaimRecordCRD(source: SchemaSource): CustomResourceDefinition {
+  return customResourceDefinition({
+    ...hostClaimRecord,
+    schema: source.resolvedObjectSchema('HostClaim'),
+    schemaGeneration: hostClaimRecordSchemaGeneration,
+  });
 }
 
 export function hostClaimStorageMapping(storageNamespace: string): StorageMapping {

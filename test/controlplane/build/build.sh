@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
-# Builds etcd, kube-apiserver, kube-controller-manager and kubectl from Go
-# modules (see go.mod) and prints the directory holding them.
+# Usage: build.sh [vX.Y.Z]
+# Builds etcd, kube-apiserver, kube-controller-manager and kubectl of one
+# Kubernetes release from Go modules (v<major>.<minor>/go.mod) and prints the
+# directory holding them. Without an argument: the default release, the first
+# line of ./kubernetes-versions (the newest supported one).
 #
 # Binaries are cached outside the checkout, keyed by everything that decides
 # their content, so a second start - or a fresh clone on the same machine -
 # never rebuilds. The Go module and build caches make a cold rebuild cheaper.
+# Different releases build in different directories, so they may build at once.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cd "$here"
-kube="$(tr -d '[:space:]' < kubernetes-version)"
-if ! grep -qE "^(require )?[[:space:]]*k8s.io/kubernetes $kube( |$)" go.mod; then
-  echo "controlplane: kubernetes-version changed to $kube; regenerating go.mod" >&2
-  ./gen-gomod.sh
-  GOTOOLCHAIN=local GOFLAGS=-mod=mod go mod tidy >&2
+kube="${1:-$(grep -m1 -E '^v' kubernetes-versions)}"
+moddir="${kube%.*}"
+if ! grep -qsE "^(require )?[[:space:]]*k8s.io/kubernetes $kube( |$)" "$moddir/go.mod"; then
+  echo "controlplane: no go.mod for $kube yet; generating $moddir/go.mod" >&2
+  ./gen-gomod.sh "$kube"
+  (cd "$moddir" && GOTOOLCHAIN=local GOFLAGS=-mod=mod go mod tidy >&2)
 fi
+cd "$moddir"
 
 minor="${kube#v1.}"; minor="${minor%%.*}"
 ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$kube \

@@ -4,26 +4,18 @@
  * declares a write verb is refused at construction.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tenancyV1alpha1 } from '../../../../src/api/group.js';
 import type { ReadOnlyResource } from '../../../../src/api/rest/contracts.js';
-import { restRouter } from '../../../../src/api/rest/handler.js';
 import type { ReadableStore } from '../../../../src/api/rest/store.js';
 import type { ApiObject } from '../../../../src/api/rest/types.js';
 import { WatchHub } from '../../../../src/api/rest/watch-hub.js';
 import { notFound } from '../../../../src/api/status.js';
-import { parseAuthenticationConfig } from '../../../../src/auth/authentication-config.js';
-import { Authenticator } from '../../../../src/auth/authenticator.js';
 import { Authorizer } from '../../../../src/auth/authorizer.js';
-import { createLogger } from '../../../../src/observability/logger.js';
-import { ApiServerMetrics } from '../../../../src/observability/metrics.js';
-import { createCertificateAuthority, issueCertificate } from '../../../../src/pki/certificates.js';
 import { hardwareDataStrategy } from '../../../../src/resources/hardwaredata/strategy.js';
-import { HttpsServer } from '../../../../src/server/https-server.js';
-import { buildHandlerChain } from '../../../../src/server/pipeline.js';
-import { TlsContextSwitch } from '../../../../src/server/tls-context.js';
-import { json, request } from '../../../support/https-client.js';
-import { authenticationConfigMapData, createTestPki, type TestPki } from '../../../support/pki.js';
+import { tenancyV1alpha1 } from '../../../../src/api/group.js';
+import { restRouter } from '../../../../src/api/rest/handler.js';
+import { json } from '../../../support/https-client.js';
 import { everyNamespace } from '../../../support/read-access.js';
+import { startRouteServer, type RouteServer } from '../../../support/route-server.js';
 
 const gr = { group: 'tenancy.metal3.io', resource: 'hardwaredata' };
 const object: ApiObject = {
@@ -41,38 +33,21 @@ const store: ReadableStore = {
 const strategy = hardwareDataStrategy(new Authorizer(() => Promise.resolve({ allowed: false, reason: '' })));
 const resource: ReadOnlyResource = { access: 'read-only', strategy, store };
 
-let pki: TestPki;
-let servingCAPem: string;
-let server: HttpsServer;
-let port: number;
+let server: RouteServer;
 
 beforeAll(async () => {
-  pki = await createTestPki();
-  const servingCA = await createCertificateAuthority('serving-ca');
-  servingCAPem = servingCA.certPem;
-  const serving = await issueCertificate(servingCA, { commonName: 'localhost', dnsNames: ['localhost'], usage: 'server' });
-  const auth = parseAuthenticationConfig(authenticationConfigMapData(pki));
-  const app = buildHandlerChain({
-    logger: createLogger('silent'),
-    metrics: new ApiServerMetrics(),
-    authenticator: new Authenticator(() => auth, { authenticate: () => Promise.resolve({ kind: 'none' as const }) }),
-    authorizer: new Authorizer(() => Promise.resolve({ allowed: false, reason: '' })),
-    inFlightLimits: { readOnly: 10, mutating: 10 },
-    handlers: [restRouter(tenancyV1alpha1, [resource], everyNamespace)],
-  });
-  server = new HttpsServer(app, new TlsContextSwitch({ certPem: serving.certPem, keyPem: serving.keyPem }, auth));
-  port = (await server.listen(0, '127.0.0.1')).port;
+  server = await startRouteServer([resource], new Authorizer(() => Promise.resolve({ allowed: false, reason: '' })));
 });
 
 afterAll(async () => {
-  await server.shutdown(1000);
+  await server.shutdown();
 });
 
 const collection = '/apis/tenancy.metal3.io/v1alpha1/namespaces/tenant-a/hardwaredata';
 
 function send(method: string, path: string, headers: Record<string, string> = {}) {
   const admin = { 'X-Remote-User': 'admin', 'X-Remote-Group': 'system:masters' };
-  return request({ port, path, method, headers: { ...admin, ...headers }, caPem: servingCAPem, client: pki.frontProxyClient });
+  return server.send(method, path, { ...admin, ...headers });
 }
 
 describe('a read-only resource', () => {

@@ -4,27 +4,16 @@
  * form, asking once per infrastructure namespace per request.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tenancyV1alpha1 } from '../../../../src/api/group.js';
 import type { ReadOnlyResource } from '../../../../src/api/rest/contracts.js';
-import { restRouter } from '../../../../src/api/rest/handler.js';
 import type { ResourceProjection } from '../../../../src/api/rest/projection.js';
 import type { ReadableStore } from '../../../../src/api/rest/store.js';
 import type { ApiObject } from '../../../../src/api/rest/types.js';
 import { WatchHub } from '../../../../src/api/rest/watch-hub.js';
 import { notFound } from '../../../../src/api/status.js';
-import { parseAuthenticationConfig } from '../../../../src/auth/authentication-config.js';
-import { Authenticator } from '../../../../src/auth/authenticator.js';
 import { Authorizer } from '../../../../src/auth/authorizer.js';
-import { createLogger } from '../../../../src/observability/logger.js';
-import { ApiServerMetrics } from '../../../../src/observability/metrics.js';
-import { createCertificateAuthority, issueCertificate } from '../../../../src/pki/certificates.js';
 import { hardwareDataResource } from '../../../../src/resources/hardwaredata/descriptor.js';
-import { HttpsServer } from '../../../../src/server/https-server.js';
-import { buildHandlerChain } from '../../../../src/server/pipeline.js';
-import { TlsContextSwitch } from '../../../../src/server/tls-context.js';
-import { json, request } from '../../../support/https-client.js';
-import { authenticationConfigMapData, createTestPki, type TestPki } from '../../../support/pki.js';
-import { everyNamespace } from '../../../support/read-access.js';
+import { json } from '../../../support/https-client.js';
+import { startRouteServer, type RouteServer } from '../../../support/route-server.js';
 
 const gr = { group: 'tenancy.metal3.io', resource: 'hardwaredata' };
 
@@ -65,37 +54,20 @@ const store: ReadableStore = {
 const detailColumn = { name: 'Detail', type: 'string' as const, description: 'What the reader sees.', priority: 0, value: (o: ApiObject) => (o['spec'] as { detail: string }).detail };
 const resource: ReadOnlyResource = { access: 'read-only', strategy: { descriptor: hardwareDataResource, columns: [detailColumn], projection }, store };
 
-let pki: TestPki;
-let servingCAPem: string;
-let server: HttpsServer;
-let port: number;
+let server: RouteServer;
 
 beforeAll(async () => {
-  pki = await createTestPki();
-  const servingCA = await createCertificateAuthority('serving-ca');
-  servingCAPem = servingCA.certPem;
-  const serving = await issueCertificate(servingCA, { commonName: 'localhost', dnsNames: ['localhost'], usage: 'server' });
-  const auth = parseAuthenticationConfig(authenticationConfigMapData(pki));
-  const app = buildHandlerChain({
-    logger: createLogger('silent'),
-    metrics: new ApiServerMetrics(),
-    authenticator: new Authenticator(() => auth, { authenticate: () => Promise.resolve({ kind: 'none' as const }) }),
-    authorizer: new Authorizer(() => Promise.resolve({ allowed: true, reason: '' })),
-    inFlightLimits: { readOnly: 10, mutating: 10 },
-    handlers: [restRouter(tenancyV1alpha1, [resource], everyNamespace)],
-  });
-  server = new HttpsServer(app, new TlsContextSwitch({ certPem: serving.certPem, keyPem: serving.keyPem }, auth));
-  port = (await server.listen(0, '127.0.0.1')).port;
+  server = await startRouteServer([resource], new Authorizer(() => Promise.resolve({ allowed: true, reason: '' })));
 });
 
 afterAll(async () => {
-  await server.shutdown(1000);
+  await server.shutdown();
 });
 
 const collection = '/apis/tenancy.metal3.io/v1alpha1/namespaces/tenant-a/hardwaredata';
 
 function send(user: string, path: string, headers: Record<string, string> = {}) {
-  return request({ port, path, method: 'GET', headers: { 'X-Remote-User': user, ...headers }, caPem: servingCAPem, client: pki.frontProxyClient });
+  return server.send('GET', path, { 'X-Remote-User': user, ...headers });
 }
 
 const details = (items: ApiObject[]): string[] => items.map((o) => `${o.metadata.name ?? ''} ${(o['spec'] as { detail: string }).detail}`);

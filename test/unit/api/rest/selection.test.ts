@@ -9,39 +9,28 @@
  * and the ordering of its watch cache (store_btree.go: by key).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tenancyV1alpha1 } from '../../../../src/api/group.js';
 import { loadSchemaSource } from '../../../../src/api/openapi/schema-source.js';
 import type { RestResource } from '../../../../src/api/rest/contracts.js';
-import { restRouter } from '../../../../src/api/rest/handler.js';
 import { parseListParameters } from '../../../../src/api/rest/query.js';
 import { SelectionPredicate } from '../../../../src/api/rest/selection.js';
 import type { ReadableStore } from '../../../../src/api/rest/store.js';
 import type { ApiObject } from '../../../../src/api/rest/types.js';
 import { WatchHub } from '../../../../src/api/rest/watch-hub.js';
-import { parseAuthenticationConfig } from '../../../../src/auth/authentication-config.js';
-import { Authenticator } from '../../../../src/auth/authenticator.js';
 import { Authorizer } from '../../../../src/auth/authorizer.js';
 import { KubeApiError, type KubeClient } from '../../../../src/backing/kube-client.js';
 import { SharedInformerFactory } from '../../../../src/backing/shared-informers.js';
 import { ContinueTokens } from '../../../../src/backing/continue-token.js';
 import { RecordStore } from '../../../../src/backing/record-store.js';
 import { metal3Paths, type BareMetalHost, type HostDeployPolicy, type Namespace } from '../../../../src/metal3/types.js';
-import { createLogger } from '../../../../src/observability/logger.js';
-import { ApiServerMetrics } from '../../../../src/observability/metrics.js';
-import { createCertificateAuthority, issueCertificate } from '../../../../src/pki/certificates.js';
 import { HardwareDataModel } from '../../../../src/resources/hardwaredata/model.js';
 import { HardwareDataStore } from '../../../../src/resources/hardwaredata/store.js';
 import { HardwareDataTokens } from '../../../../src/resources/hardwaredata/continue-token.js';
 import { hardwareDataStrategy } from '../../../../src/resources/hardwaredata/strategy.js';
 import { hostClaimRecord, hostClaimStorageMapping } from '../../../../src/resources/hostclaim/storage.js';
 import { hostClaimStrategy } from '../../../../src/resources/hostclaim/strategy.js';
-import { HttpsServer } from '../../../../src/server/https-server.js';
-import { buildHandlerChain } from '../../../../src/server/pipeline.js';
-import { TlsContextSwitch } from '../../../../src/server/tls-context.js';
 import { sharedLabelsAnnotation } from '../../../../src/tenancy/policy.js';
-import { json, request } from '../../../support/https-client.js';
-import { authenticationConfigMapData, createTestPki, type TestPki } from '../../../support/pki.js';
-import { everyNamespace } from '../../../support/read-access.js';
+import { json } from '../../../support/https-client.js';
+import { startRouteServer, type RouteServer } from '../../../support/route-server.js';
 
 const currentRv = '100';
 const tooOldMessage = 'The resourceVersion for the provided list is too old.';
@@ -145,10 +134,7 @@ function claim(namespace: string, name: string): ApiObject {
   return { ...record, metadata: { ...record.metadata, uid: `uid-${namespace}-${name}`, resourceVersion: '50' } };
 }
 
-let pki: TestPki;
-let servingCAPem: string;
-let server: HttpsServer;
-let port: number;
+let server: RouteServer;
 
 beforeAll(async () => {
   kube.records = populated.flatMap((namespace) => Object.keys(objectLabels).map((name) => claim(namespace, name)));
@@ -159,30 +145,16 @@ beforeAll(async () => {
   model.visibility.replaceNamespaces(namespaces);
   hardwareHub.restart(currentRv);
 
-  pki = await createTestPki();
-  const servingCA = await createCertificateAuthority('serving-ca');
-  servingCAPem = servingCA.certPem;
-  const serving = await issueCertificate(servingCA, { commonName: 'localhost', dnsNames: ['localhost'], usage: 'server' });
-  const auth = parseAuthenticationConfig(authenticationConfigMapData(pki));
-  const app = buildHandlerChain({
-    logger: createLogger('silent'),
-    metrics: new ApiServerMetrics(),
-    authenticator: new Authenticator(() => auth, { authenticate: () => Promise.resolve({ kind: 'none' as const }) }),
-    authorizer,
-    inFlightLimits: { readOnly: 50, mutating: 10 },
-    handlers: [restRouter(tenancyV1alpha1, resources, everyNamespace)],
-  });
-  server = new HttpsServer(app, new TlsContextSwitch({ certPem: serving.certPem, keyPem: serving.keyPem }, auth));
-  port = (await server.listen(0, '127.0.0.1')).port;
+  server = await startRouteServer(resources, authorizer, 50);
 });
 
 afterAll(async () => {
-  await server.shutdown(1000);
+  await server.shutdown();
 });
 
 function get(path: string) {
   const admin = { 'X-Remote-User': 'admin', 'X-Remote-Group': 'system:masters' };
-  return request({ port, path, headers: admin, caPem: servingCAPem, client: pki.frontProxyClient });
+  return server.send('GET', path, admin);
 }
 
 function path(plural: string, namespace: string | undefined, query: Record<string, string>): string {

@@ -178,10 +178,12 @@ describe('kubectl apply -k deploy/', () => {
     });
   });
 
-  it('the dev overlay (the e2e environment) is the base without the Deployment, with sample tenants', async () => {
+  it('the dev overlay (the e2e environment) is the base without the Deployment, with sample tenants and the cluster-wide-reads grant', async () => {
     const base = ids(await renderKustomization(cp, repoPath('deploy', 'base')));
     const tenants = ids(await fs.readFile(path.join(DEV_OVERLAY_DIR, 'tenants.yaml'), 'utf8'));
-    const expected = [...base.filter((id) => id !== 'Deployment hostclaim-system/hostclaim-apiserver'), ...tenants].sort();
+    const grant = ids(await fs.readFile(repoPath('deploy', 'components', 'cluster-wide-reads', 'cluster-wide-reads.yaml'), 'utf8'));
+    expect(grant).toEqual(['ClusterRole hostclaim-apiserver-cluster-wide-reads', 'ClusterRoleBinding hostclaim-apiserver-cluster-wide-reads']);
+    const expected = [...base.filter((id) => id !== 'Deployment hostclaim-system/hostclaim-apiserver'), ...tenants, ...grant].sort();
     const dev = await renderKustomization(cp, DEV_OVERLAY_DIR);
     expect(ids(dev)).toEqual(expected);
     const service = parseAllDocuments(dev).map((document) => document.toJS() as { kind: string; spec?: unknown }).find((object) => object.kind === 'Service');

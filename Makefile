@@ -28,7 +28,7 @@ deps: $(DEPS_STAMP) ## install npm packages (Node 24 included)
 
 .PHONY: controlplane
 controlplane: ## build (or reuse cached) etcd, kube-apiserver, kube-controller-manager, kubectl from Go modules (the newest supported release; HOSTCLAIM_KUBERNETES_VERSION=vX.Y.Z for another)
-	@test/controlplane/build/build.sh $${HOSTCLAIM_KUBERNETES_VERSION:-} >/dev/null
+	@test/controlplane/build/build.sh >/dev/null
 
 .PHONY: bmo
 bmo: ## build (or reuse cached) metal3 baremetal-operator v0.13.2 from Go modules, with its CRDs

@@ -3,7 +3,8 @@
 # Builds etcd, kube-apiserver, kube-controller-manager and kubectl of one
 # Kubernetes release from Go modules (v<major>.<minor>/go.mod) and prints the
 # directory holding them. Without an argument: the default release, the first
-# line of ./kubernetes-versions (the newest supported one).
+# line of ./kubernetes-versions (the newest supported one), or
+# $HOSTCLAIM_KUBERNETES_VERSION when set.
 #
 # Binaries are cached outside the checkout, keyed by everything that decides
 # their content, so a second start - or a fresh clone on the same machine -
@@ -12,7 +13,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cd "$here"
-kube="${1:-$(grep -m1 -E '^v' kubernetes-versions)}"
+kube="${1:-${HOSTCLAIM_KUBERNETES_VERSION:-$(grep -m1 -E '^v' kubernetes-versions)}}"
 moddir="${kube%.*}"
 if ! grep -qsE "^(require )?[[:space:]]*k8s.io/kubernetes $kube( |$)" "$moddir/go.mod"; then
   echo "controlplane: no go.mod for $kube yet; generating $moddir/go.mod" >&2

@@ -522,11 +522,17 @@ async function restartScenario(kill: boolean, prefix: string): Promise<void> {
 
     // The informer converges to exactly the objects that exist...
     await waitForInformer(informer, prefix, 'after the restart');
-    // ...and never lost one on the way: each object was added once and deleted
-    // only when it really was (a relist that dropped a survivor would show here).
+    // ...and never lost one on the way: every object that existed before the
+    // restart or survives it was added, and an object was deleted only when it
+    // really was (a relist that dropped a survivor would show here). An object
+    // created and erased while the informer relisted (post[1]) may be seen
+    // both ways or not at all: a relist compresses history, as client-go's does;
+    // the raw watches above prove no change is lost.
     const mine = (names: string[]): string[] => names.filter((n) => n.startsWith(prefix)).sort();
-    expect(mine(informer.adds)).toEqual([...pre, ...post].sort());
-    expect(mine(informer.deletes)).toEqual([pre[4]!, pre[2]!, post[1]!].sort());
+    const shortLived = post[1]!;
+    const seenShortLived = mine(informer.adds).includes(shortLived);
+    expect(mine(informer.adds).filter((n) => n !== shortLived)).toEqual([...pre, post[0]!].sort());
+    expect(mine(informer.deletes)).toEqual([pre[4]!, pre[2]!, ...(seenShortLived ? [shortLived] : [])].sort());
     // Its errors were the outage (503 from the aggregator, 429 while the new
     // process synced its cache, or the connection cut by a kill), never an
     // answer from a server that was up.

@@ -53,6 +53,7 @@ export class Worker {
     if (!refused(theirs)) delete this.#known.reference;
     const changed = refused(ours) && before !== undefined ? await this.#changeSince(before, c, p) : undefined;
     await this.#removeCreated(p.new, ours, theirs);
+    if (c.method === 'DELETE') await this.#settleDeletion(c.comparable);
     return { testCase: c, ours, ...(theirs === undefined ? {} : { theirs }), ...(changed === undefined ? {} : { changed }) };
   }
 
@@ -109,6 +110,25 @@ export class Worker {
     }
     this.#known[side] = found;
     return found;
+  }
+
+  /**
+   * A DELETE with propagationPolicy Foreground or Orphan leaves the target
+   * terminating until kube-controller-manager's garbage collector removes
+   * its finalizer, which it does for each resource once discovery has shown
+   * it the resource (a resync every 30 s): how long that takes differs
+   * between the two sides and between machines. Finishing such deletions
+   * here keeps the next cases' answers independent of the collector's
+   * timing on each side.
+   */
+  async #settleDeletion(comparable: boolean): Promise<void> {
+    for (const side of comparable ? (['ours', 'reference'] as const) : (['ours'] as const)) {
+      const found = await this.#read(side, this.placeholders.obj);
+      if (found !== undefined && isTerminating(found)) {
+        await this.#finishDeletion(side);
+        this.#known = {};
+      }
+    }
   }
 
   /**

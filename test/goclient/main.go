@@ -37,9 +37,14 @@ type options struct {
 	statusKubeconfig string
 	namespace        string
 	runID            string
-	timeout          time.Duration
-	syncTimeout      time.Duration
-	convergeTimeout  time.Duration
+	// allNamespaces makes the informer cluster-wide; otherNamespace and
+	// readableNamespaces then say what it must and must not hold (allnamespaces.go).
+	allNamespaces      bool
+	otherNamespace     string
+	readableNamespaces string
+	timeout            time.Duration
+	syncTimeout        time.Duration
+	convergeTimeout    time.Duration
 }
 
 func main() {
@@ -49,6 +54,9 @@ func main() {
 	fs.StringVar(&o.statusKubeconfig, "status-kubeconfig", "", "kubeconfig allowed to update hostclaims/status (required)")
 	fs.StringVar(&o.namespace, "namespace", "", "namespace to work in (required)")
 	fs.StringVar(&o.runID, "run-id", "", "short DNS label naming this run's objects (required)")
+	fs.BoolVar(&o.allNamespaces, "all-namespaces", false, "informer on all namespaces (the cluster-wide read grant), not on --namespace")
+	fs.StringVar(&o.otherNamespace, "other-namespace", "", "with --all-namespaces: a namespace the tenant cannot read, where the status kubeconfig creates a claim mid-run")
+	fs.StringVar(&o.readableNamespaces, "readable-namespaces", "", "with --all-namespaces: comma-separated namespaces whose claims the tenant may read")
 	fs.DurationVar(&o.timeout, "timeout", 3*time.Minute, "overall deadline")
 	fs.DurationVar(&o.syncTimeout, "sync-timeout", 30*time.Second, "how long the informer may take to sync")
 	fs.DurationVar(&o.convergeTimeout, "converge-timeout", 30*time.Second, "how long the informer cache may take to match a fresh LIST")
@@ -58,6 +66,10 @@ func main() {
 	}
 	if o.kubeconfig == "" || o.statusKubeconfig == "" || o.namespace == "" || o.runID == "" {
 		fmt.Fprintln(os.Stderr, "--kubeconfig, --status-kubeconfig, --namespace and --run-id are required")
+		os.Exit(2)
+	}
+	if o.allNamespaces && (o.otherNamespace == "" || o.readableNamespaces == "") {
+		fmt.Fprintln(os.Stderr, "--all-namespaces needs --other-namespace and --readable-namespaces")
 		os.Exit(2)
 	}
 	ctrllog.SetLogger(klog.NewKlogr())

@@ -58,6 +58,8 @@ type summary struct {
 	ConvergedMillis int64           `json:"convergedMillis"`
 	FinalObjects    []objectVersion `json:"finalObjects"`
 	InformerEvents  informerEvents  `json:"informerEvents"`
+	// CachedNamespaces (with --all-namespaces): the namespaces of every claim the informer holds at the end.
+	CachedNamespaces []string `json:"cachedNamespaces"`
 	// ClientErrors lists the non-2xx answers the direct clients got (expected ones included).
 	ClientErrors []requestRecord `json:"clientErrors"`
 	Checks       []check         `json:"checks"`
@@ -91,7 +93,7 @@ func (sc *scenario) expect(name string, err error) bool {
 func run(ctx context.Context, o options) *summary {
 	s := &summary{RunID: o.runID, Namespace: o.namespace, WatchListClientGate: watchListClientEnabled(),
 		InitialObjects: []string{}, Created: []string{}, FinalObjects: []objectVersion{}, ClientErrors: []requestRecord{},
-		Checks: []check{}, Failures: []string{}, InformerEvents: informerEvents{Deleted: []string{}}}
+		Checks: []check{}, Failures: []string{}, InformerEvents: informerEvents{Deleted: []string{}}, CachedNamespaces: []string{}}
 	sc := &scenario{o: o, s: s, events: &eventLog{}}
 	informerRec, tenantRec, statusRec := &recorder{}, &recorder{}, &recorder{}
 	sc.records = []*recorder{tenantRec, statusRec}
@@ -125,8 +127,14 @@ func run(ctx context.Context, o options) *summary {
 	sc.patchClaim(ctx, claims[1])
 	sc.statusOfClaim(ctx, claims[2])
 	sc.deleteClaim(ctx, claims[1])
+	if sc.o.allNamespaces {
+		sc.expect("a claim where the tenant cannot read is refused as an absent one is", sc.createUnreadable(ctx))
+	}
 	sc.expect("informer cache converges to a fresh LIST", sc.converge(ctx))
 	sc.expect("informer saw the deletion", sc.sawDeletion())
+	if sc.o.allNamespaces {
+		sc.expect("informer on all namespaces holds only the readable namespaces' claims", sc.onlyReadable(ctx))
+	}
 	return s
 }
 
@@ -151,10 +159,11 @@ func (sc *scenario) setup(informerRec, tenantRec, statusRec *recorder) error {
 	if sc.status, err = client.New(statusCfg, client.Options{Scheme: scheme}); err != nil {
 		return fmt.Errorf("status client: %w", err)
 	}
-	sc.cache, err = cache.New(informerCfg, cache.Options{
-		Scheme:            scheme,
-		DefaultNamespaces: map[string]cache.Config{sc.o.namespace: {}},
-	})
+	cacheOptions := cache.Options{Scheme: scheme}
+	if !sc.o.allNamespaces {
+		cacheOptions.DefaultNamespaces = map[string]cache.Config{sc.o.namespace: {}}
+	}
+	sc.cache, err = cache.New(informerCfg, cacheOptions)
 	if err != nil {
 		return fmt.Errorf("cache: %w", err)
 	}

@@ -1,5 +1,6 @@
 /** Command-line flags, named like k8s.io/apiserver's so operators recognise them. */
 import { parseArgs } from 'node:util';
+import { parseGoDuration } from './api/go-duration.js';
 
 export interface ServerConfig {
   readonly securePort: number;
@@ -16,6 +17,8 @@ export interface ServerConfig {
   readonly maxRequestsInflight: number;
   readonly maxMutatingRequestsInflight: number;
   readonly shutdownTimeoutSeconds: number;
+  /** kube-apiserver's `--request-timeout`: the deadline of every request but watches. */
+  readonly requestTimeoutMs: number;
   /** The controllers this replica may run (kube-controller-manager's `--controllers`): today only the binder. */
   readonly controllers: ReadonlySet<ControllerName>;
 }
@@ -39,6 +42,7 @@ export function parseConfig(argv: readonly string[]): ServerConfig {
       'max-requests-inflight': { type: 'string', default: '400' },
       'max-mutating-requests-inflight': { type: 'string', default: '200' },
       'shutdown-timeout-seconds': { type: 'string', default: '30' },
+      'request-timeout': { type: 'string', default: '1m0s' },
       controllers: { type: 'string', default: '*' },
     },
   });
@@ -59,6 +63,7 @@ export function parseConfig(argv: readonly string[]): ServerConfig {
     maxRequestsInflight: positiveInteger('max-requests-inflight', values['max-requests-inflight']),
     maxMutatingRequestsInflight: positiveInteger('max-mutating-requests-inflight', values['max-mutating-requests-inflight']),
     shutdownTimeoutSeconds: positiveInteger('shutdown-timeout-seconds', values['shutdown-timeout-seconds']),
+    requestTimeoutMs: positiveDuration('request-timeout', values['request-timeout']),
     controllers: enabledControllers(values.controllers),
   };
 }
@@ -77,6 +82,18 @@ function enabledControllers(list: string): ReadonlySet<ControllerName> {
     }
   }
   return new Set(controllerNames.filter((name) => items.includes(name) || (items.includes('*') && !items.includes(`-${name}`))));
+}
+
+/** A Go duration, as kube's duration flags take (e.g. `1m0s`), in milliseconds. */
+function positiveDuration(flag: string, value: string): number {
+  let nanoseconds: bigint;
+  try {
+    nanoseconds = parseGoDuration(value);
+  } catch (error) {
+    throw new Error(`--${flag}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  if (nanoseconds <= 0n) throw new Error(`--${flag} must be positive, got "${value}"`);
+  return Number(nanoseconds) / 1e6;
 }
 
 function positiveInteger(flag: string, value: string): number {

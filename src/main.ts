@@ -105,6 +105,7 @@ async function main(): Promise<void> {
     authenticator: new Authenticator(() => authConfig.current(), new TokenReviewAuthenticator(client)),
     authorizer: new ScopedReadAuthorizer(authorizer, readAccess, servedResources),
     inFlightLimits: { readOnly: config.maxRequestsInflight, mutating: config.maxMutatingRequestsInflight },
+    requestTimeoutMs: config.requestTimeoutMs,
     handlers: [
       health.router(),
       versionRouter(),

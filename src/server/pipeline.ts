@@ -2,7 +2,7 @@
  * The request path, read top to bottom (cf. k8s.io/apiserver's
  * DefaultBuildHandlerChain):
  *
- *   request info → request log/metrics → authentication → max-in-flight →
+ *   request info → request log/metrics → request deadline → authentication → max-in-flight →
  *   authorization → handlers (health, version, metrics, discovery, OpenAPI,
  *   resources) → 404 → error encoding (metav1.Status)
  *
@@ -20,6 +20,7 @@ import { errorRenderer, notFoundHandler } from './filters/errors.js';
 import { withImpersonation } from './filters/impersonation.js';
 import { withMaxInFlight, type InFlightLimits } from './filters/max-in-flight.js';
 import { withRequestInfo } from './filters/request-info.js';
+import { withRequestDeadline } from './filters/request-deadline.js';
 import { withRequestLog } from './filters/request-log.js';
 import { exactRoutes } from './routes.js';
 
@@ -29,6 +30,8 @@ export interface PipelineDependencies {
   readonly authenticator: Pick<Authenticator, 'authenticate'>;
   readonly authorizer: Pick<Authorizer, 'authorize'>;
   readonly inFlightLimits: InFlightLimits;
+  /** The deadline of every request but watches (`--request-timeout`). */
+  readonly requestTimeoutMs: number;
   /** Routers mounted after authorization, in order. */
   readonly handlers: readonly RequestHandler[];
 }
@@ -41,6 +44,7 @@ export function buildHandlerChain(deps: PipelineDependencies): Express {
   app.set('query parser', false);
   app.use(withRequestInfo());
   app.use(withRequestLog(deps.logger, deps.metrics));
+  app.use(withRequestDeadline(deps.requestTimeoutMs));
   app.use(noCache());
   app.use(withAuthentication(deps.authenticator, deps.metrics));
   app.use(withImpersonation(deps.authorizer));

@@ -146,6 +146,7 @@ async function child(root: string): Promise<void> {
     authenticator: new Authenticator(() => auth, { authenticate: () => Promise.resolve({ kind: 'none' as const }) }),
     authorizer,
     inFlightLimits: { readOnly: 400, mutating: 200 },
+    requestTimeoutMs: 60_000,
     handlers: [restRouter(tenancyV1alpha1, [{ access: 'read-only', strategy: hardwareDataStrategy(authorizer), store }], everyNamespace)],
   });
   const server = new HttpsServer(app, new TlsContextSwitch({ certPem: pki.serving.certPem, keyPem: pki.serving.keyPem }, auth));

@@ -41,6 +41,8 @@ export function request(options: TestRequest): Promise<TestResponse> {
       },
       (res) => {
         const chunks: Buffer[] = [];
+        // An answer cut before its end (the connection destroyed) fails the request.
+        res.on('error', reject);
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
           const socket = res.socket;

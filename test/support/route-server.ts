@@ -36,6 +36,7 @@ export async function startRouteServer(resources: readonly RestResource[], autho
     authenticator: new Authenticator(() => auth, { authenticate: () => Promise.resolve({ kind: 'none' as const }) }),
     authorizer,
     inFlightLimits: { readOnly: readOnlyInFlight, mutating: 10 },
+    requestTimeoutMs: 60_000,
     handlers: [restRouter(tenancyV1alpha1, resources, everyNamespace)],
   });
   const server = new HttpsServer(app, new TlsContextSwitch({ certPem: serving.certPem, keyPem: serving.keyPem }, auth));

@@ -1,5 +1,5 @@
 /**
- * Stage 3: authenticate (front-proxy → client certificate → TokenReview →
+ * Stage 4: authenticate (front-proxy → client certificate → TokenReview →
  * anonymous), then drop the identity headers so no later stage can read an
  * identity that did not come from the authenticator.
  *

@@ -1,5 +1,5 @@
 /**
- * Stage 5: authorize the request once, with the attributes kube-apiserver
+ * Stage 6: authorize the request once, with the attributes kube-apiserver
  * would use, and answer 403 in kube's words when denied.
  */
 import type { RequestHandler } from 'express';

@@ -28,6 +28,8 @@ export function errorRenderer(logger: Logger): ErrorRequestHandler {
     if (apiError.code >= 500) {
       logger.error({ err: error, auditID: res.getHeader('Audit-Id'), path: req.path }, 'request failed');
     }
+    // Answered already (the request's deadline passed): nothing more to say.
+    if (res.writableEnded) return;
     if (res.headersSent) {
       // A streaming response already started: the only honest signal left is to cut it.
       res.destroy();

@@ -1,5 +1,5 @@
 /**
- * Stage 4: bound concurrent requests like kube's max-in-flight filter
+ * Stage 5: bound concurrent requests like kube's max-in-flight filter
  * (separate budgets for reads and writes; watches are long-running and not
  * counted), answering 429 with Retry-After so clients back off and retry.
  */

@@ -61,8 +61,19 @@ beforeAll(async () => {
   whoami.get('/whoami', (req, res) => {
     res.json({ user: requestUser(req), headers: Object.keys(req.headers).filter((h) => h.startsWith('x-remote')) });
   });
-  whoami.get('/apis/tenancy.metal3.io/v1alpha1/namespaces/:ns/hostclaims', (_req, res) => {
-    res.json({ ok: true });
+  whoami.get('/apis/tenancy.metal3.io/v1alpha1/namespaces/:ns/hostclaims', (req, res) => {
+    // A watch answers late, to show the request deadline leaves watches alone.
+    setTimeout(() => res.json({ ok: true }), req.url.includes('watch=true') ? 400 : 0);
+  });
+  // Answers after ?delay= ms, through express's own res.json.
+  whoami.get('/slow', (req, res) => {
+    setTimeout(() => res.json({ late: true }), Number(new URL(req.url, 'https://x').searchParams.get('delay')));
+  });
+  // Starts its answer at once and finishes it after a second.
+  whoami.get('/slow-stream', (_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.write('{"items":[');
+    setTimeout(() => res.end(']}'), 1000);
   });
   const app = buildHandlerChain({
     logger: createLogger('silent'),
@@ -70,6 +81,7 @@ beforeAll(async () => {
     authenticator: new Authenticator(() => auth, tokens),
     authorizer: new Authorizer(review),
     inFlightLimits: { readOnly: 10, mutating: 10 },
+    requestTimeoutMs: 60_000,
     handlers: [new HealthChecks().router(), discoveryRouter(tenancyV1alpha1), whoami],
   });
   tlsContext = new TlsContextSwitch({ certPem: serving.certPem, keyPem: serving.keyPem }, auth);
@@ -343,5 +355,55 @@ describe('responses', () => {
     const res = await request({ ...admin(), path: '/apis/tenancy.metal3.io/v1alpha1' });
     expect(res.headers['cache-control']).toBe('no-cache, private');
     expect(res.headers['audit-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('request deadline stage', () => {
+  const send = (path: string) => request({ port, path, caPem: servingCAPem, client: pki.frontProxyClient, headers: asAdmin });
+
+  it("refuses a malformed timeout parameter with kube's 400 and Go's duration error", async () => {
+    const res = await send('/whoami?timeout=abc');
+    expect(res.status).toBe(400);
+    expectStatus(json(res), 400, 'BadRequest', 'invalid timeout specified in the request URL - time: invalid duration "abc"');
+  });
+
+  it('answers 504 Timeout at the requested deadline and drops what the handler writes later', async () => {
+    const started = Date.now();
+    const res = await send('/slow?delay=600&timeout=200ms');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+    expect(res.status).toBe(504);
+    expect(json(res)).toEqual({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'Timeout: request did not complete within the allotted timeout',
+      reason: 'Timeout',
+      details: {},
+      code: 504,
+    });
+    // The handler's late answer went nowhere, and the server goes on answering.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect((await send('/whoami')).status).toBe(200);
+  });
+
+  it('keeps the server maximum for timeout=0s or a negative timeout, as kube does', async () => {
+    expect((await send('/slow?delay=300&timeout=0s')).status).toBe(200);
+    expect((await send('/slow?delay=300&timeout=-1s')).status).toBe(200);
+  });
+
+  it('cuts an answer that had started when the deadline passed', async () => {
+    await expect(send('/slow-stream?timeout=200ms')).rejects.toThrow();
+  });
+
+  it('leaves watches alone', async () => {
+    const res = await request({
+      port,
+      path: '/apis/tenancy.metal3.io/v1alpha1/namespaces/tenant-a/hostclaims?watch=true&timeout=100ms',
+      caPem: servingCAPem,
+      client: pki.frontProxyClient,
+      headers: { 'X-Remote-User': 'tenant-a' },
+    });
+    expect(res.status).toBe(200);
   });
 });

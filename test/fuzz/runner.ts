@@ -46,6 +46,8 @@ export interface FuzzReport {
   readonly casesByFamily: Record<Family, number>;
   readonly violationsByFamily: Record<Family, number>;
   readonly knownDifferences: Record<string, number>;
+  /** Foreground/Orphan deletions the workers finished instead of waiting for the garbage collector, per side. */
+  readonly settledDeletions: { readonly ours: number; readonly reference: number };
   readonly buckets: Bucket[];
   readonly serverRunning: boolean;
   readonly readyz: string;
@@ -62,6 +64,8 @@ function describeOutcome(outcome: Outcome | undefined): string {
 export function describeObservation(o: Observation): string {
   return [describeCase(o.testCase), `  ours:   ${describeOutcome(o.ours)}`, `  kube:   ${describeOutcome(o.theirs)}`, ...(o.changed === undefined ? [] : [`  changed: ${o.changed}`])].join('\n');
 }
+
+const sum = (values: readonly number[]): number => values.reduce((total, value) => total + value, 0);
 
 const zeroByFamily = (): Record<Family, number> => Object.fromEntries(FAMILIES.map((f) => [f, 0])) as Record<Family, number>;
 
@@ -142,6 +146,7 @@ export async function runFuzz(env: DevEnvironment, clients: RawClients, options:
     casesByFamily,
     violationsByFamily,
     knownDifferences,
+    settledDeletions: { ours: sum(workers.map((w) => w.settled.ours)), reference: sum(workers.map((w) => w.settled.reference)) },
     buckets: [...buckets.values()],
     serverRunning: env.serverProcess?.running === true,
     readyz,
@@ -175,6 +180,7 @@ export function formatReport(report: FuzzReport): string {
     `fuzz: seed ${report.seed}, ${report.runs} cases, concurrency ${report.concurrency}, ${(report.durationMs / 1000).toFixed(0)} s (${(report.msPerThousand / 1000).toFixed(1)} s per 1,000 cases before shrinking)`,
     ...families,
     `known differences: ${JSON.stringify(report.knownDifferences)}`,
+    `deletions left terminating and finished by the workers: ours ${report.settledDeletions.ours}, reference ${report.settledDeletions.reference}`,
     `server running: ${report.serverRunning}; /readyz: ${report.readyz}`,
     `${report.buckets.length} violation buckets`,
     ...buckets,

@@ -26,6 +26,8 @@ interface Snapshot {
 
 export class Worker {
   readonly placeholders: Placeholders;
+  /** Deletions left to the garbage collector that this worker finished, per side (see #settleDeletion). */
+  readonly settled: Record<Side, number> = { ours: 0, reference: 0 };
   #created = 0;
   /** The target object as last read, per side; undefined after any write that may have changed it. */
   #known: Partial<Record<Side, Snapshot>> = {};
@@ -125,6 +127,7 @@ export class Worker {
     for (const side of comparable ? (['ours', 'reference'] as const) : (['ours'] as const)) {
       const found = await this.#read(side, this.placeholders.obj);
       if (found !== undefined && isTerminating(found)) {
+        this.settled[side]++;
         await this.#finishDeletion(side);
         this.#known = {};
       }

@@ -22,6 +22,14 @@ export interface SelectionRequest {
   readonly nodeReuse?: string;
 }
 
+/**
+ * Hosts still bound to a claim of a node-reuse pool that is being deleted,
+ * by host key, with the pool's label value: the release labels such a host
+ * only once it gets to strip it, so until then only this says the host is
+ * the pool's.
+ */
+export type ReleasingPoolHosts = ReadonlyMap<string, string>;
+
 export type Selection =
   | { readonly kind: 'selected'; readonly host: BareMetalHost }
   | { readonly kind: 'none'; readonly reason: 'NoAdmittingPolicy' | 'NoBareMetalHost' | 'WaitingForNodeReuseHost' };
@@ -39,6 +47,9 @@ const maxLabelValueLength = 63;
  * - a claim of pool P takes an available host labelled P; if P's labelled
  *   host exists but is not available yet (being released or
  *   deprovisioned), the claim waits for it rather than taking another;
+ * - a host still bound to a deleted claim of pool P is P's host already
+ *   (`releasing`): a claim created right after that deletion waits for it
+ *   even when the binder has not labelled it yet;
  * - only when no host carries P's label does it take any unlabelled host.
  * Then the failure domain is preferred, then name order (so results are
  * reproducible). Hosts in `reserved` are being bound to other claims now.
@@ -48,6 +59,7 @@ export function selectHost(
   hosts: readonly BareMetalHost[],
   policies: readonly HostDeployPolicy[],
   reserved: ReadonlySet<string>,
+  releasing: ReleasingPoolHosts = new Map(),
 ): Selection {
   const admitted = admittedHostNamespaces(request, policies);
   if (admitted.size === 0) return { kind: 'none', reason: 'NoAdmittingPolicy' };
@@ -61,7 +73,7 @@ export function selectHost(
     request,
   );
   if (poolHost !== undefined) return { kind: 'selected', host: poolHost };
-  if (pool !== undefined && eligible.some((host) => isComingBack(host, pool))) return { kind: 'none', reason: 'WaitingForNodeReuseHost' };
+  if (pool !== undefined && eligible.some((host) => isComingBack(host, pool, releasing))) return { kind: 'none', reason: 'WaitingForNodeReuseHost' };
   const host = preferred(candidates, request);
   return host === undefined ? { kind: 'none', reason: 'NoBareMetalHost' } : { kind: 'selected', host };
 }
@@ -82,15 +94,16 @@ function poolLabelValue(request: SelectionRequest): string | undefined {
 }
 
 /**
- * A host labelled for the pool that is not a candidate yet but is on its way
- * back: free or still held by one of our claims that is releasing it (the
- * binder labels the host when it strips the workload, before BMO
- * deprovisions), not being deleted, without error and not marked unhealthy.
+ * A host of the pool that is not a candidate yet but is on its way back:
+ * free or still held by one of our claims that is releasing it (the binder
+ * labels the host when it strips the workload, before BMO deprovisions; a
+ * host whose deleted claim the binder has not reached yet is known from
+ * `releasing`), not being deleted, without error and not marked unhealthy.
  * A host in error is not waited for (CAPM3 skips it too).
  */
-function isComingBack(host: BareMetalHost, pool: string): boolean {
+function isComingBack(host: BareMetalHost, pool: string, releasing: ReleasingPoolHosts): boolean {
   return (
-    host.metadata.labels?.[hostKeys.nodeReuse] === pool &&
+    (releasing.get(hostKey(host)) ?? host.metadata.labels?.[hostKeys.nodeReuse]) === pool &&
     (isFree(host) || boundRecord(host) !== undefined) &&
     host.metadata.deletionTimestamp === undefined &&
     (host.status?.errorMessage ?? '') === '' &&

@@ -2,6 +2,14 @@
 // test/bmo/build.sh and run against the control plane with its fixture
 // provisioner (-test-mode): hosts register, inspect, provision and
 // deprovision on short timers, and no BMC or Ironic is ever contacted.
+//
+// The fixture keeps one state for all hosts (v0.13.2 main.go passes a single
+// fixture.Fixture as the provisioner factory), the deployed image included:
+// a host's first Deprovision call clears it and waits 10 s, a host's
+// Provision call sets it when it is clear and waits 10 s. So while one host
+// is deprovisioned and another provisioned, each call undoes the other's step
+// and both can stay in deprovisioning/provisioning for good, in lockstep
+// every 10 s. Tests bring hosts with images back one at a time.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';

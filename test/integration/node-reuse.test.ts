@@ -10,9 +10,12 @@
  * - (b) a pool claim created while its host is released waits for it
  *   (WaitingForNodeReuseHost) and binds that host once it is available;
  * - (d) two concurrent rolling upgrades of two pools in two namespaces each
- *   get their own hosts back.
+ *   get their own hosts back;
+ * - (e) a pool claim created after the old claim's deletion but before the
+ *   binder got to label the released host waits for that host (the race of
+ *   (d) on a busy binder, made deterministic).
  *
- * Deprovisioning takes ~0.2 s with the fixture. To hold a host in release
+ * Deprovisioning takes 0.2 to 10 s with the fixture. To hold a host in release
  * for as long as a test needs, the admin pauses it
  * (`baremetalhost.metal3.io/paused`, BMO skips paused hosts) before the
  * claim is deleted: the binder strips the workload and labels the host, BMO
@@ -34,6 +37,9 @@ const REUSE = 'reuse';
 const NODE_REUSE = 'infrastructure.cluster.x-k8s.io/node-reuse';
 const PAUSED = 'baremetalhost.metal3.io/paused';
 const BOOT_MAC = 'tenancy.metal3.io/boot-mac-address';
+/** On a host, makes kube-apiserver refuse any write that labels it for node reuse (see holdPolicy). */
+const HOLD_RELEASE = 'node-reuse-test.example/hold-release';
+const HOLD_POLICY = 'node-reuse-test-hold-release';
 const reuseHosts = [0, 1, 2, 3].map((index) => testHost(`r-${index}`, index, { role: 'worker', slot: `r-${index}` }));
 
 let env: DevEnvironment;
@@ -158,6 +164,51 @@ async function cleanUp(claims: [Tenant, string][]): Promise<void> {
   await Promise.all(reuseHosts.map(({ name }) => waitForProvisioningState(env.controlPlane, REUSE, name, 'available', STATE_TIMEOUT_MS)));
   await ok('admin', ['-n', REUSE, 'label', 'baremetalhosts.metal3.io', '--all', `${NODE_REUSE}-`]);
   expect(await freeHosts()).toEqual(['r-0', 'r-1', 'r-2', 'r-3']);
+}
+
+/**
+ * A ValidatingAdmissionPolicy (and its binding) refusing, on a host annotated
+ * HOLD_RELEASE, any update that leaves the node-reuse label on it: the
+ * binder's release labels the host in its first write, so that write fails
+ * (and is retried) until the annotation goes, while BMO and the binder's
+ * other writes go through.
+ */
+const holdPolicy = [
+  {
+    path: '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies',
+    body: {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name: HOLD_POLICY },
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: { resourceRules: [{ apiGroups: ['metal3.io'], apiVersions: ['*'], operations: ['UPDATE'], resources: ['baremetalhosts'] }] },
+        validations: [
+          {
+            expression: `!(has(object.metadata.annotations) && '${HOLD_RELEASE}' in object.metadata.annotations && has(object.metadata.labels) && '${NODE_REUSE}' in object.metadata.labels)`,
+            message: 'the node-reuse test holds the release of this host',
+          },
+        ],
+      },
+    },
+  },
+  {
+    path: '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings',
+    body: { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: HOLD_POLICY }, spec: { policyName: HOLD_POLICY, validationActions: ['Deny'] } },
+  },
+];
+
+/** Holds the host's release, once kube-apiserver enforces the policy (it loads policies asynchronously). */
+async function holdRelease(host: string): Promise<void> {
+  await patchBareMetalHost(env.controlPlane, REUSE, host, { metadata: { annotations: { [HOLD_RELEASE]: 'node-reuse-test' } } });
+  await pollUntil(
+    `the release of ${REUSE}/${host} to be held`,
+    async () => {
+      const probe = await env.controlPlane.kubectl(['-n', REUSE, 'label', 'baremetalhosts.metal3.io', host, `${NODE_REUSE}=probe`, '--dry-run=server'], { kubeconfig: env.adminKubeconfigPath });
+      return probe.code !== 0 && probe.stderr.includes('the node-reuse test holds the release of this host') ? true : undefined;
+    },
+    { timeoutMs: STATE_TIMEOUT_MS, intervalMs: 200 },
+  );
 }
 
 describe('the make up inventory', () => {
@@ -290,8 +341,16 @@ describe('node reuse', () => {
     await waitForReason('tenant-b', 'db-1', 'WaitingForNodeReuseHost');
     expect(await freeHosts()).toEqual(['r-2', 'r-3']);
 
-    await Promise.all([hostA, hostB].map((host) => patchBareMetalHost(env.controlPlane, REUSE, host, { metadata: { annotations: { [PAUSED]: null } } })));
+    // The hosts come back one after the other: BMO's fixture provisioner keeps one image state for all
+    // hosts (see test/controlplane/baremetal-operator.ts), so one host deprovisioning while the other is
+    // provisioned can undo each other's step every 10 s for good, which Ironic's per-host state never does.
+    await patchBareMetalHost(env.controlPlane, REUSE, hostA, { metadata: { annotations: { [PAUSED]: null } } });
     expect(await boundHost('tenant-a', 'db-1')).toBe(hostA);
+    await waitForProvisioningState(env.controlPlane, REUSE, hostA, 'provisioned', STATE_TIMEOUT_MS);
+    // tenant-b's claim went on waiting for its own host, with two unlabelled hosts free.
+    expect(associated(await getClaim('tenant-b', 'db-1'))?.reason).toBe('WaitingForNodeReuseHost');
+    expect(await freeHosts()).toEqual(['r-2', 'r-3']);
+    await patchBareMetalHost(env.controlPlane, REUSE, hostB, { metadata: { annotations: { [PAUSED]: null } } });
     expect(await boundHost('tenant-b', 'db-1')).toBe(hostB);
     expect(await freeHosts()).toEqual(['r-2', 'r-3']);
     await Promise.all((['tenant-a', 'tenant-b'] as const).map((tenant) => waitForClaimGone(tenant, 'db-0')));
@@ -299,5 +358,29 @@ describe('node reuse', () => {
       ['tenant-a', 'db-1'],
       ['tenant-b', 'db-1'],
     ]);
+  }, TEST_TIMEOUT_MS);
+
+  it('(e) a pool claim created before the release of its pool\'s host labelled it waits for that host, and binds it', async () => {
+    for (const { path: collection, body } of holdPolicy) await env.controlPlane.requestJson('POST', collection, body);
+    await createClaim('tenant-a', 'api-0', reuseSpec({ nodeReuse: 'api', image: true }));
+    const host = await boundHost('tenant-a', 'api-0');
+    expect(host).toBe('r-0');
+    await waitForProvisioningState(env.controlPlane, REUSE, host, 'provisioned', STATE_TIMEOUT_MS);
+    await holdRelease(host);
+
+    // The old claim is deleted, the new one created while the host is still bound to the old one and unlabelled.
+    await deleteClaim('tenant-a', 'api-0');
+    await createClaim('tenant-a', 'api-1', reuseSpec({ nodeReuse: 'api', image: true }));
+    const waiting = await waitForReason('tenant-a', 'api-1', 'WaitingForNodeReuseHost');
+    expect(waiting.status).toBe('False');
+    expect(await reuseLabel(host)).toBeUndefined();
+    expect(await freeHosts()).toEqual(['r-1', 'r-2', 'r-3']);
+
+    await patchBareMetalHost(env.controlPlane, REUSE, host, { metadata: { annotations: { [HOLD_RELEASE]: null } } });
+    expect(await boundHost('tenant-a', 'api-1')).toBe(host);
+    expect(await freeHosts()).toEqual(['r-1', 'r-2', 'r-3']);
+    await waitForClaimGone('tenant-a', 'api-0');
+    for (const { path: collection } of [...holdPolicy].reverse()) await env.controlPlane.requestJson('DELETE', `${collection}/${HOLD_POLICY}`);
+    await cleanUp([['tenant-a', 'api-1']]);
   }, TEST_TIMEOUT_MS);
 });

@@ -33,12 +33,11 @@ import {
   isCandidate,
   matchesSelector,
   mayTake,
-  nodeReuseLabelValue,
   selectHost,
   type SelectionRequest,
 } from '../../tenancy/selection.js';
 import { WorkQueue, type ReconcileResult } from '../work-queue.js';
-import { bindingAnnotations, claimOf, hasReleaseFinalizer, releaseFinalizer, type Claim, type HostClaimStatus } from './claim.js';
+import { bindingAnnotations, claimOf, hasReleaseFinalizer, releaseFinalizer, releaseLabel, releasingPoolHosts, type Claim, type HostClaimStatus } from './claim.js';
 import { rebootHandled, withoutWorkload, withWorkload } from './host-spec.js';
 import { recordIndexes, unboundValue } from './indexes.js';
 import { deleteSecretCopies, syncSecretCopies } from './secret-copies.js';
@@ -248,7 +247,10 @@ export class Binder {
     else {
       if (claim.chosenHost !== undefined) return this.forgetChoice(claim);
       const reserved = new Set([...this.reserved].filter(([, record]) => record !== claim.identity.name).map(([hostKeyValue]) => hostKeyValue));
-      const selection = selectHost(request, informers.hosts.list(), informers.policies.list(), reserved);
+      const hosts = informers.hosts.list();
+      // A pool's host whose deleted claim the release has not labelled yet is the pool's all the same.
+      const releasing = releasingPoolHosts(hosts, (namespace, name) => informers.records.get(namespace, name));
+      const selection = selectHost(request, hosts, informers.policies.list(), reserved, releasing);
       if (selection.kind === 'none') {
         await this.writeStatus(claim, unboundConditions(selection.reason), {});
         return selection.reason === 'WaitingForNodeReuseHost' ? { requeueAfterMs: waitingRecheckMs } : undefined;
@@ -430,8 +432,7 @@ export class Binder {
    * clears the binding. True while waiting for BMO (host events requeue).
    */
   private async deprovision(host: BareMetalHost, claim: Claim | undefined): Promise<boolean> {
-    const pool = claim?.spec.nodeReuse;
-    const stripped = withoutWorkload(host, claim === undefined || pool === undefined || pool === '' ? undefined : nodeReuseLabelValue(claim.namespace, pool));
+    const stripped = withoutWorkload(host, claim === undefined ? undefined : releaseLabel(claim));
     if (!sameJson(stripped, host)) {
       await this.writeHost(stripped);
       if (claim !== undefined) this.event(claim, 'Normal', 'Deprovisioning', 'Removing the workload from the host before releasing it.');

@@ -5,9 +5,9 @@
  */
 import type { ApiObject } from '../../api/rest/types.js';
 import { backingName, bookkeeping, controllerAnnotationPrefix, virtualUid } from '../../backing/storage-mapping.js';
-import type { CustomDeploy, Image, SecretReference } from '../../metal3/types.js';
-import type { RecordIdentity } from '../../tenancy/host-references.js';
-import type { HostSelector } from '../../tenancy/selection.js';
+import type { BareMetalHost, CustomDeploy, Image, SecretReference } from '../../metal3/types.js';
+import { boundRecord, type RecordIdentity } from '../../tenancy/host-references.js';
+import { hostKey, nodeReuseLabelValue, type HostSelector, type ReleasingPoolHosts } from '../../tenancy/selection.js';
 
 /** Finalizer the binder puts on a record before binding it, so a deleted claim gives its host back first. */
 export const releaseFinalizer = 'infra.tenancy.metal3.io/release';
@@ -90,6 +90,32 @@ export function claimOf(record: ApiObject): Claim | undefined {
 
 export function hasReleaseFinalizer(claim: Claim): boolean {
   return (claim.record.metadata.finalizers ?? []).includes(releaseFinalizer);
+}
+
+/** The node-reuse label the claim's release leaves on its host: its pool's, when it names one. */
+export function releaseLabel(claim: Claim): string | undefined {
+  const pool = claim.spec.nodeReuse;
+  return pool === undefined || pool === '' ? undefined : nodeReuseLabelValue(claim.namespace, pool);
+}
+
+/**
+ * Hosts still bound to a deleted claim of a node-reuse pool, with the label
+ * its release will put on them. The record cache shows a deletion before any
+ * claim created after it (one watch, in order), while the label only comes
+ * with the release's first host write: a pool's next claim created in
+ * between must wait for that host, not take another.
+ */
+export function releasingPoolHosts(hosts: readonly BareMetalHost[], recordNamed: (namespace: string, name: string) => ApiObject | undefined): ReleasingPoolHosts {
+  const releasing = new Map<string, string>();
+  for (const host of hosts) {
+    const bound = boundRecord(host);
+    const record = bound === undefined ? undefined : recordNamed(bound.namespace, bound.name);
+    // The uid, as for the binding itself: a claim re-created under the same name is not the one holding the host.
+    const claim = record !== undefined && record.metadata.uid === bound?.uid ? claimOf(record) : undefined;
+    const label = claim?.deleting === true ? releaseLabel(claim) : undefined;
+    if (label !== undefined) releasing.set(hostKey(host), label);
+  }
+  return releasing;
 }
 
 function objectField(record: ApiObject, field: string): object {

@@ -171,6 +171,23 @@ describe('selectHost', () => {
       }
     });
 
+    it('waits for a pool host whose deleted claim has not been released yet, before it carries the label', () => {
+      // The race of a rolling upgrade: the old claim is deleted, the new one is created before the release labels the host.
+      const plain = host('a-plain');
+      const unlabelled = host('p', { state: 'provisioned', consumerRef: ours });
+      expect(selectedName(selectHost(pooled, [unlabelled, plain], infraPolicy, none))).toBe('infra/a-plain');
+      expect(selectHost(pooled, [unlabelled, plain], infraPolicy, none, new Map([['infra/p', poolA]]))).toEqual({ kind: 'none', reason: 'WaitingForNodeReuseHost' });
+      // The release's label is the pool's, whatever the host carried before.
+      const relabelled = host('p', { labels: { [nr]: poolB }, state: 'provisioned', consumerRef: ours });
+      expect(selectHost(pooled, [relabelled, plain], infraPolicy, none, new Map([['infra/p', poolA]]))).toEqual({ kind: 'none', reason: 'WaitingForNodeReuseHost' });
+      // A host released for another pool, or for another namespace's pool of the same name, is not waited for.
+      expect(selectedName(selectHost(pooled, [unlabelled, plain], infraPolicy, none, new Map([['infra/p', poolB]])))).toBe('infra/a-plain');
+      expect(selectedName(selectHost(request({ nodeReuse: 'other' }), [unlabelled, plain], infraPolicy, none, new Map([['infra/p', poolA]])))).toBe('infra/a-plain');
+      // Nor one that will not come back.
+      const failing = host('p', { state: 'provisioned', consumerRef: ours, errorMessage: 'failed' });
+      expect(selectedName(selectHost(pooled, [failing, plain], infraPolicy, none, new Map([['infra/p', poolA]])))).toBe('infra/a-plain');
+    });
+
     it('does not wait for a pool host that will not come back, or that it may not use', () => {
       const plain = host('a-plain');
       const cases: [string, BareMetalHost, SelectionRequest?][] = [

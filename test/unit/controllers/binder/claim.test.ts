@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { ApiObject } from '../../../../src/api/rest/types.js';
 import { bookkeeping, virtualUid } from '../../../../src/backing/storage-mapping.js';
-import { bindingAnnotations, claimOf, hasReleaseFinalizer, releaseFinalizer } from '../../../../src/controllers/binder/claim.js';
+import { bindingAnnotations, claimOf, hasReleaseFinalizer, releaseFinalizer, releaseLabel, releasingPoolHosts } from '../../../../src/controllers/binder/claim.js';
 import { hostClaimStorageMapping } from '../../../../src/resources/hostclaim/storage.js';
-import { record } from './fixtures.js';
+import { claim, host, record } from './fixtures.js';
 
 describe('claimOf', () => {
   it('reads the tenant namespace, name and virtual uid from the bookkeeping', () => {
@@ -111,5 +111,44 @@ describe('claimOf', () => {
     forged.metadata.labels = { ...forged.metadata.labels, [bookkeeping.namespaceLabel]: 'tenant-b' };
     expect(hostClaimStorageMapping('hostclaim-system').toVirtual(forged)).toBeUndefined();
     expect(claimOf(forged)).toBeUndefined();
+  });
+});
+
+describe('releaseLabel', () => {
+  it('is the pool label of the claim\'s namespace and pool, and none without a pool', () => {
+    expect(releaseLabel(claim({ namespace: 'tenant-b', spec: { nodeReuse: 'db' } }))).toBe('tenant-b.db');
+    expect(releaseLabel(claim({ spec: { nodeReuse: '' } }))).toBeUndefined();
+    expect(releaseLabel(claim())).toBeUndefined();
+  });
+});
+
+describe('releasingPoolHosts', () => {
+  const deleted = '2025-01-01T00:00:00Z';
+  const consumer = (name: string, uid: string): { spec: { consumerRef: { apiVersion: string; kind: string; namespace: string; name: string; uid: string } } } => ({
+    spec: { consumerRef: { apiVersion: 'infra.tenancy.metal3.io/v1alpha1', kind: 'HostClaimRecord', namespace: 'hostclaim-system', name, uid } },
+  });
+  const records = [
+    record({ namespace: 'tenant-a', name: 'db-0', uid: 'u-a', spec: { nodeReuse: 'db' }, finalizers: [releaseFinalizer], deletionTimestamp: deleted }),
+    record({ namespace: 'tenant-b', name: 'db-0', uid: 'u-b', spec: { nodeReuse: 'db' }, finalizers: [releaseFinalizer] }),
+    record({ namespace: 'tenant-b', name: 'plain', uid: 'u-p', finalizers: [releaseFinalizer], deletionTimestamp: deleted }),
+    record({ namespace: 'tenant-b', name: 'again', uid: 'u-new', spec: { nodeReuse: 'db' }, finalizers: [releaseFinalizer], deletionTimestamp: deleted }),
+  ];
+  const recordNamed = (namespace: string, name: string): ApiObject | undefined =>
+    records.find((r) => r.metadata.namespace === namespace && r.metadata.name === name);
+
+  it('maps each host bound to a deleted pool claim to the label its release puts on it', () => {
+    const hosts = [
+      host({ name: 'r-0', ...consumer('tenant-a.db-0', 'u-a') }),
+      // Bound to a pool claim that is not being deleted.
+      host({ name: 'r-1', ...consumer('tenant-b.db-0', 'u-b') }),
+      // Bound to a deleted claim without a pool: released unlabelled.
+      host({ name: 'r-2', ...consumer('tenant-b.plain', 'u-p') }),
+      // Bound to an earlier claim of that name (another uid): an orphan, not this claim's host.
+      host({ name: 'r-3', ...consumer('tenant-b.again', 'u-old') }),
+      // Bound to a record the cache does not have, and free.
+      host({ name: 'r-4', ...consumer('tenant-b.gone', 'u-g') }),
+      host({ name: 'r-5', spec: { consumerRef: null } }),
+    ];
+    expect(releasingPoolHosts(hosts, recordNamed)).toEqual(new Map([['infra/r-0', 'tenant-a.db']]));
   });
 });

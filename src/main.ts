@@ -52,7 +52,7 @@ async function main(): Promise<void> {
   const config = parseConfig(process.argv.slice(2));
   const metrics = new ApiServerMetrics();
   const health = new HealthChecks();
-  const client = KubeClient.load(config.kubeconfig);
+  const client = await KubeClient.load(config.kubeconfig);
 
   const authConfig = new AuthenticationConfigSource(client, (error) => {
     logger.warn({ err: error }, 'extension-apiserver-authentication: keeping the last good configuration');

@@ -24,7 +24,7 @@
 import { LRUCache } from 'lru-cache';
 import type { NamespaceAccess, ReadAccess } from '../api/rest/namespace-scope.js';
 import { serviceUnavailable, type GroupResource } from '../api/status.js';
-import type { SharedInformer, SharedInformerFactory } from '../backing/shared-informers.js';
+import { withoutManagedFields, type SharedInformer, type SharedInformerFactory } from '../backing/shared-informers.js';
 import type { Attributes, Decision } from './authorizer.js';
 import { RbacSnapshot, type RbacAccess, type RbacBinding, type RbacRole } from './rbac-rules.js';
 import type { UserInfo } from './user.js';
@@ -63,10 +63,10 @@ export class NamespaceAccessCache implements ReadAccess {
     private readonly authorize: Authorize,
     private readonly syncWaitMs = defaultSyncWaitMs,
   ) {
-    this.roles = informers.informerFor<RbacRole>({ path: `${rbacPath}/roles` });
-    this.roleBindings = informers.informerFor<RbacBinding>({ path: `${rbacPath}/rolebindings` });
-    this.clusterRoles = informers.informerFor<RbacRole>({ path: `${rbacPath}/clusterroles` });
-    this.clusterRoleBindings = informers.informerFor<RbacBinding>({ path: `${rbacPath}/clusterrolebindings` });
+    this.roles = informers.informerFor<RbacRole>({ path: `${rbacPath}/roles`, transform: withoutManagedFields });
+    this.roleBindings = informers.informerFor<RbacBinding>({ path: `${rbacPath}/rolebindings`, transform: withoutManagedFields });
+    this.clusterRoles = informers.informerFor<RbacRole>({ path: `${rbacPath}/clusterroles`, transform: withoutManagedFields });
+    this.clusterRoleBindings = informers.informerFor<RbacBinding>({ path: `${rbacPath}/clusterrolebindings`, transform: withoutManagedFields });
     const changed = (): void => {
       this.changed();
     };

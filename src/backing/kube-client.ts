@@ -1,9 +1,9 @@
 /**
  * A thin JSON client for kube-apiserver. The server relays and caches raw
  * JSON (timestamps, unknown fields and Status errors must survive byte for
- * byte), so it talks HTTP itself; @kubernetes/client-node's KubeConfig only
- * supplies the endpoint and credentials (client certs, bearer tokens,
- * in-cluster token files that rotate).
+ * byte), so it talks HTTP itself; kubeconfig.ts supplies the endpoint and
+ * credentials (client certs, bearer tokens, in-cluster token files that
+ * rotate).
  *
  * Metadata-only reads follow client-go's metadata client
  * (k8s.io/client-go/metadata): a list asks for PartialObjectMetadataList,
@@ -11,7 +11,7 @@
  */
 import https from 'node:https';
 import { createInterface } from 'node:readline';
-import { KubeConfig } from '@kubernetes/client-node';
+import { loadKubeConfig, type Credentials, type KubeConfigSource } from './kubeconfig.js';
 import { projectVersion } from '../project-root.js';
 
 export interface KubeStatus {
@@ -121,19 +121,15 @@ export class KubeClient {
   private agent: https.Agent | undefined;
   private agentKey = '';
 
-  private constructor(
-    private readonly config: KubeConfig,
-    readonly server: URL,
-  ) {}
+  readonly server: URL;
+
+  private constructor(private readonly config: KubeConfigSource) {
+    this.server = config.server;
+  }
 
   /** From a kubeconfig file, or the in-cluster service account when no path is given. */
-  static load(kubeconfigPath: string | undefined): KubeClient {
-    const config = new KubeConfig();
-    if (kubeconfigPath === undefined) config.loadFromCluster();
-    else config.loadFromFile(kubeconfigPath);
-    const cluster = config.getCurrentCluster();
-    if (cluster === null) throw new Error('kubeconfig has no current cluster');
-    return new KubeClient(config, new URL(cluster.server));
+  static async load(kubeconfigPath: string | undefined): Promise<KubeClient> {
+    return new KubeClient(await loadKubeConfig(kubeconfigPath));
   }
 
   async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
@@ -213,10 +209,9 @@ export class KubeClient {
     for (const [key, value] of Object.entries(options.query ?? {})) {
       if (value !== undefined) url.searchParams.set(key, value);
     }
-    const requestOptions: https.RequestOptions = { headers: {} };
-    await this.config.applyToHTTPSOptions(requestOptions);
+    const credentials = await this.config.credentials();
     const headers: Record<string, string> = {
-      ...(requestOptions.headers as Record<string, string>),
+      ...credentials.headers,
       Accept: accept,
       // kube-apiserver names the field manager of our writes (the binder's status, Secret copies) after this, as client-go's default.
       'User-Agent': userAgent(),
@@ -231,7 +226,7 @@ export class KubeClient {
       const req = https.request(url, {
         method,
         headers,
-        agent: this.sharedAgent(requestOptions),
+        agent: this.sharedAgent(credentials),
         signal: options.signal,
         timeout: timeoutMs,
       });
@@ -246,9 +241,9 @@ export class KubeClient {
     });
   }
 
-  /** One keep-alive agent per TLS identity: client-node would build one per call. */
-  private sharedAgent(options: https.RequestOptions): https.Agent {
-    const key = JSON.stringify([options.ca, options.cert, options.key, options.rejectUnauthorized]);
+  /** One keep-alive agent per TLS identity (rebuilt when rotated files change it). */
+  private sharedAgent(options: Credentials): https.Agent {
+    const key = JSON.stringify([options.ca, options.cert, options.key, options.rejectUnauthorized, options.servername]);
     if (this.agent === undefined || key !== this.agentKey) {
       this.agent?.destroy();
       this.agent = new https.Agent({
@@ -257,7 +252,8 @@ export class KubeClient {
         ca: options.ca,
         cert: options.cert,
         key: options.key,
-        rejectUnauthorized: options.rejectUnauthorized ?? true,
+        rejectUnauthorized: options.rejectUnauthorized,
+        ...(options.servername === undefined ? {} : { servername: options.servername }),
       });
       this.agentKey = key;
     }

@@ -18,8 +18,13 @@
  *   alike; the reflector keeps retrying and picks the CRD up once installed.
  *   A required resource (our own records, Namespaces, Secrets) is not synced
  *   until it could be listed.
+ * - A resource may name a transform (client-go's SharedIndexInformer
+ *   SetTransform): every listed and watched object passes through it before
+ *   the cache keeps it, so fields no reader needs (managedFields, copies of
+ *   the object in annotations) take no memory. Readers see only the
+ *   transformed object.
  */
-import { Informer, type KubeObject, type ListWatchClient } from './informer.js';
+import { Informer, type KubeObject, type ListWatchClient, type ObjectMeta } from './informer.js';
 import { KubeApiError, type Representation } from './kube-client.js';
 
 /** A backing resource, as the one key of its shared cache. */
@@ -29,6 +34,12 @@ export interface BackingResource {
   readonly representation?: Representation;
   /** Installed by another project: absent (404) reads as empty and synced. */
   readonly optional?: boolean;
+  /**
+   * What the cache keeps of each object (default: all of it). It must return
+   * a new object rather than modify its argument, and keep metadata's
+   * namespace, name and resourceVersion.
+   */
+  readonly transform?: (object: KubeObject) => KubeObject;
 }
 
 /**
@@ -97,10 +108,10 @@ export class SharedInformer<T extends KubeObject> {
       { path: resource.path, ...(resource.representation === undefined ? {} : { representation: resource.representation }) },
       {
         onList: (items, resourceVersion) => {
-          this.replace(items, resourceVersion);
+          this.replace(items.map((item) => this.transformed(item)), resourceVersion);
         },
         onEvent: ({ type, object }) => {
-          this.apply(type, object);
+          this.apply(type, this.transformed(object));
         },
         onBookmark: (resourceVersion) => {
           this.progress(resourceVersion);
@@ -208,6 +219,11 @@ export class SharedInformer<T extends KubeObject> {
   }
 
   // ---- feed from the reflector ----------------------------------------------
+
+  private transformed(object: T): T {
+    const { transform } = this.resource;
+    return transform === undefined ? object : (transform(object) as T);
+  }
 
   private replace(items: readonly T[], resourceVersion: string): void {
     const initial = this.phase === 'unsynced';
@@ -341,6 +357,9 @@ export class SharedInformerFactory {
       if ((existing.resource.optional === true) !== (resource.optional === true)) {
         throw new Error(`shared informer ${resource.path}: asked for as both optional and required`);
       }
+      if (existing.resource.transform !== resource.transform) {
+        throw new Error(`shared informer ${resource.path}: asked for with two different transforms`);
+      }
       return existing as unknown as SharedInformer<T>;
     }
     const informer = new SharedInformer<T>(this.client, resource, this.reporter);
@@ -363,6 +382,17 @@ export class SharedInformerFactory {
 /** kube-apiserver's answer for a resource it does not serve (no CRD). */
 export function isNotServed(error: unknown): boolean {
   return error instanceof KubeApiError && error.statusCode === 404;
+}
+
+/**
+ * The object without metadata.managedFields: field ownership is for
+ * server-side apply, which no reader of a shared cache does (our writes
+ * read the object fresh). About a third of a BareMetalHost's memory.
+ */
+export function withoutManagedFields<T extends KubeObject>(object: T): T {
+  if (!('managedFields' in object.metadata)) return object;
+  const { managedFields: _managedFields, ...metadata } = object.metadata as ObjectMeta & { managedFields?: unknown };
+  return { ...object, metadata };
 }
 
 /** Index functions several readers share. */

@@ -6,7 +6,8 @@
  */
 
 import type { ObjectMeta } from '../api/rest/types.js';
-import type { BackingResource } from '../backing/shared-informers.js';
+import type { KubeObject } from '../backing/informer.js';
+import { withoutManagedFields, type BackingResource } from '../backing/shared-informers.js';
 
 export const metal3GroupVersion = 'metal3.io/v1alpha1';
 
@@ -97,11 +98,28 @@ export const metal3Paths = {
     `/apis/metal3.io/v1alpha1/namespaces/${namespace}/baremetalhosts/${name}`,
 } as const;
 
+/**
+ * Host annotations that copy the host's spec or status: never shown
+ * (HardwareData's admin form leaves them out, as they may quote the BMC) and
+ * read by nobody, so the shared cache does not keep them.
+ */
+export const hostCopyAnnotations: ReadonlySet<string> = new Set(['kubectl.kubernetes.io/last-applied-configuration', 'baremetalhost.metal3.io/status']);
+
+/** What the shared cache keeps of a host: all but managedFields and the annotations that copy it. */
+function cachedHost(object: KubeObject): KubeObject {
+  const host = withoutManagedFields(object as BareMetalHost);
+  const annotations = host.metadata.annotations;
+  if (annotations === undefined || !Object.keys(annotations).some((key) => hostCopyAnnotations.has(key))) return host;
+  const kept = Object.fromEntries(Object.entries(annotations).filter(([key]) => !hostCopyAnnotations.has(key)));
+  const cached: BareMetalHost = { ...host, metadata: { ...host.metadata, annotations: kept } };
+  return cached;
+}
+
 /** The shared caches of these resources; baremetal-operator's CRDs may be absent. */
 export const metal3Resources = {
-  bareMetalHosts: { path: metal3Paths.bareMetalHosts, optional: true },
-  hostDeployPolicies: { path: metal3Paths.hostDeployPolicies, optional: true },
-  namespaces: { path: metal3Paths.namespaces },
+  bareMetalHosts: { path: metal3Paths.bareMetalHosts, optional: true, transform: cachedHost },
+  hostDeployPolicies: { path: metal3Paths.hostDeployPolicies, optional: true, transform: withoutManagedFields },
+  namespaces: { path: metal3Paths.namespaces, transform: withoutManagedFields },
 } as const satisfies Record<string, BackingResource>;
 
 /** Annotations and labels BMO and CAPM3 define on hosts (exact keys). */

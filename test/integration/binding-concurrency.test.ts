@@ -45,8 +45,8 @@ beforeAll(async () => {
     binDir,
     bareMetalOperator: true,
   });
-  admin = KubeClient.load(env.adminKubeconfigPath);
-  tenant = KubeClient.load(env.tenantKubeconfigPaths['tenant-a']);
+  admin = await KubeClient.load(env.adminKubeconfigPath);
+  tenant = await KubeClient.load(env.tenantKubeconfigPaths['tenant-a']);
   await admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: POOL } });
   const names = Array.from({ length: HOSTS }, (_, i) => `node-${String(i).padStart(3, '0')}`);
   for (let i = 0; i < names.length; i += 20) {

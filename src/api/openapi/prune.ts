@@ -5,6 +5,10 @@
  * fields: a value whose JSON type differs from the schema's is dropped too,
  * so nothing can be smuggled through a mistyped field. Values come out in the
  * schema's property order, so equal content always serializes identically.
+ * A part of the value that pruning leaves as it is (nothing dropped, keys
+ * already in that order) is returned itself, not copied: a pruned
+ * BareMetalHost inventory shares the cached host's objects instead of
+ * doubling them. Callers treat both as immutable.
  */
 import type { K8sSchema } from './schema-source.js';
 
@@ -32,7 +36,13 @@ function pruneObject(value: unknown, schema: K8sSchema): Record<string, unknown>
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   const source = value as Record<string, unknown>;
   const entries = schema.properties !== undefined ? propertyEntries(source, schema.properties) : mapEntries(source, schema.additionalProperties);
-  return Object.fromEntries(entries);
+  return unchanged(source, entries) ? source : Object.fromEntries(entries);
+}
+
+/** The pruned entries are the source's own, every value itself, in the source's key order. */
+function unchanged(source: Record<string, unknown>, entries: readonly (readonly [string, unknown])[]): boolean {
+  const keys = Object.keys(source);
+  return keys.length === entries.length && entries.every(([key, value], index) => keys[index] === key && source[key] === value);
 }
 
 /** Each schema's properties as a list, built once: pruning runs per object (every host version), the schema never changes. */
@@ -67,5 +77,6 @@ function mapEntries(source: Record<string, unknown>, valueSchema: K8sSchema['add
 }
 
 function pruneArray(values: readonly unknown[], itemSchema: K8sSchema): unknown[] {
-  return values.map((item) => pruneToSchema(item, itemSchema)).filter((item) => item !== undefined);
+  const pruned = values.map((item) => pruneToSchema(item, itemSchema)).filter((item) => item !== undefined);
+  return pruned.length === values.length && pruned.every((item, index) => item === values[index]) ? (values as unknown[]) : pruned;
 }

@@ -19,7 +19,7 @@
 import { once } from 'node:events';
 import type { ApiObject } from '../../api/rest/types.js';
 import { EventRecorder, type EventType } from '../../backing/events.js';
-import type { ResourceEventHandler, SharedInformer, SharedInformerFactory } from '../../backing/shared-informers.js';
+import { withoutManagedFields, type ResourceEventHandler, type SharedInformer, type SharedInformerFactory } from '../../backing/shared-informers.js';
 import { sameJson } from '../../backing/json.js';
 import { isNotFound, KubeApiError, type KubeClient } from '../../backing/kube-client.js';
 import type { Logger } from '../../observability/logger.js';
@@ -146,7 +146,7 @@ export class Binder {
       records: this.caches.informerFor<ApiObject>({ path: this.recordsPath }),
       // Names only: which Secret changed is all the binder needs (it reads a referenced Secret fresh when it copies it).
       // Cluster-wide, because claims may live in any namespace a policy admits; one watch beats one per namespace.
-      secrets: this.caches.informerFor<ApiObject>({ path: '/api/v1/secrets', representation: 'metadata' }),
+      secrets: this.caches.informerFor<ApiObject>({ path: '/api/v1/secrets', representation: 'metadata', transform: withoutManagedFields }),
     };
     const everyClaim = (): void => {
       this.requeueEveryClaim(queue);

@@ -11,12 +11,9 @@
 import type { ResourceProjection } from '../../api/rest/projection.js';
 import type { ApiObject } from '../../api/rest/types.js';
 import type { UserInfo } from '../../auth/user.js';
-import type { BareMetalHost } from '../../metal3/types.js';
+import { hostCopyAnnotations, type BareMetalHost } from '../../metal3/types.js';
 import { revealsBmcDetails } from '../../tenancy/bmc-details.js';
 import { sourceOf } from './projection.js';
-
-/** Host annotations that copy the BMC section whatever its values look like. */
-const copiesOfTheHost = new Set(['kubectl.kubernetes.io/last-applied-configuration', 'baremetalhost.metal3.io/status']);
 
 export function hardwareDataProjection(infrastructureAccess: (user: UserInfo, namespace: string) => Promise<boolean>): ResourceProjection {
   return {
@@ -36,7 +33,7 @@ function forInfrastructureAdmin(object: ApiObject): ApiObject {
     const { host, inventory } = source;
     const labels = hostMap(host, host.metadata.labels, () => true);
     // The object's own annotations (the boot MAC) win over a host annotation of the same key.
-    const annotations = { ...hostMap(host, host.metadata.annotations, (key) => !copiesOfTheHost.has(key)), ...object.metadata.annotations };
+    const annotations = { ...hostMap(host, host.metadata.annotations, (key) => !hostCopyAnnotations.has(key)), ...object.metadata.annotations };
     const { labels: _tenantLabels, annotations: _tenantAnnotations, ...metadata } = object.metadata;
     admin = {
       ...object,

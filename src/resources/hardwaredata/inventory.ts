@@ -48,11 +48,16 @@ export function withheld(spec: Fields, shared: readonly InventorySection[]): Fie
   return { ...spec, hardware: result };
 }
 
+/** The items mapped; the array itself when no item changed (shared with the pruned inventory every tenant form starts from). */
 function mapItems(value: unknown, map: (item: Fields) => Fields): unknown {
-  return Array.isArray(value) ? value.map((item: unknown) => (isFields(item) ? map(item) : item)) : value;
+  if (!Array.isArray(value)) return value;
+  const mapped = value.map((item: unknown) => (isFields(item) ? map(item) : item));
+  return mapped.every((item, index) => item === value[index]) ? value : mapped;
 }
 
+/** The fields without the keys; the object itself when it has none of them. */
 function without(fields: Fields, keys: readonly string[]): Fields {
+  if (!keys.some((key) => Object.hasOwn(fields, key))) return fields;
   return Object.fromEntries(Object.entries(fields).filter(([key]) => !keys.includes(key)));
 }
 

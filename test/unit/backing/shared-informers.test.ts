@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { KubeObject, ListWatchClient } from '../../../src/backing/informer.js';
 import { KubeApiError, type WatchEvent } from '../../../src/backing/kube-client.js';
-import { SharedInformerFactory, type BackingResource, type ResourceEventHandler } from '../../../src/backing/shared-informers.js';
+import { SharedInformerFactory, withoutManagedFields, type BackingResource, type ResourceEventHandler } from '../../../src/backing/shared-informers.js';
 
 interface Labeled extends KubeObject {
   readonly metadata: KubeObject['metadata'] & { readonly labels?: Record<string, string> };
@@ -136,6 +136,32 @@ describe('SharedInformerFactory', () => {
     expect(second.calls).toEqual(['replace a@5 at 7', 'update a@5 -> a@8', 'add c@9']);
     expect(informer.lastSyncResourceVersion()).toBe('11');
     expect(informer.list().map((o) => o.metadata.name)).toEqual(['a']);
+  });
+
+  it('keeps only what the transform leaves of listed and watched objects, and gives readers that', async () => {
+    const client = new ControlledClient();
+    const managed = (name: string, rv: string): Labeled =>
+      ({ metadata: { ...object(name, rv, { app: 'x' }).metadata, managedFields: [{ manager: 'kubectl', operation: 'Update' }] } }) as Labeled;
+    client.state = { items: [managed('a', '5')], resourceVersion: '7' };
+    const informer = newFactory(client).informerFor<Labeled>({ ...resource, transform: withoutManagedFields });
+    const seen: unknown[] = [];
+    informer.addEventHandler({ onAdd: (o) => seen.push(o), onUpdate: (_, o) => seen.push(o), onDelete: (o) => seen.push(o) });
+    await informer.waitForSync();
+    await settle();
+    client.push({ type: 'MODIFIED', object: managed('a', '8') });
+    client.push({ type: 'ADDED', object: managed('b', '9') });
+    client.push({ type: 'DELETED', object: managed('b', '10') });
+    const plain = (name: string, rv: string): Labeled => object(name, rv, { app: 'x' });
+    expect(seen).toEqual([plain('a', '5'), plain('a', '8'), plain('b', '9'), plain('b', '10')]);
+    expect(informer.list()).toEqual([plain('a', '8')]);
+    expect(informer.get('ns', 'a')).toEqual(plain('a', '8'));
+  });
+
+  it('refuses to serve one resource with two different transforms', () => {
+    const informers = newFactory(new ControlledClient());
+    informers.informerFor<Labeled>({ ...resource, transform: withoutManagedFields });
+    expect(informers.informerFor<Labeled>({ ...resource, transform: withoutManagedFields })).toBe(informers.informerFor<Labeled>({ ...resource, transform: withoutManagedFields }));
+    expect(() => informers.informerFor<Labeled>(resource)).toThrow('shared informer /apis/example.io/v1/things: asked for with two different transforms');
   });
 
   it('keeps custom indexes up to date, including an index added after the first list', async () => {

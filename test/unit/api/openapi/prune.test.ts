@@ -29,4 +29,23 @@ describe('pruneToSchema', () => {
     expect(pruneToSchema('not an object', schema)).toBeUndefined();
     expect(pruneToSchema([{ name: 'n' }], schema)).toBeUndefined();
   });
+
+  it('returns the parts pruning leaves as they are (nothing dropped, keys in schema order) themselves, and copies the others', () => {
+    const tags = ['a', 'b'];
+    const labels = { a: '1', b: '2' };
+    const conforming = { name: 'n', count: 3, tags, labels };
+    expect(pruneToSchema(conforming, schema)).toBe(conforming);
+    const withExtra = { name: 'n', tags, labels, extra: 'x' };
+    const pruned = pruneToSchema(withExtra, schema) as Record<string, unknown>;
+    expect(pruned).not.toBe(withExtra);
+    expect(pruned).toEqual({ name: 'n', tags, labels });
+    expect([pruned['tags'], pruned['labels']]).toEqual([tags, labels]);
+    expect(pruned['tags']).toBe(tags);
+    expect(pruned['labels']).toBe(labels);
+    const reordered = { count: 3, name: 'n' };
+    expect(pruneToSchema(reordered, schema)).not.toBe(reordered);
+    expect(JSON.stringify(pruneToSchema(reordered, schema))).toBe('{"name":"n","count":3}');
+    const unsortedLabels = { b: '2', a: '1' };
+    expect(JSON.stringify(pruneToSchema({ labels: unsortedLabels }, schema))).toBe('{"labels":{"a":"1","b":"2"}}');
+  });
 });

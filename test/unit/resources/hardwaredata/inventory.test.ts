@@ -83,4 +83,15 @@ describe('the inventory tenants see', () => {
     expect(full).toEqual({ hardware: inventory });
     expect(withheld({}, [])).toEqual({});
   });
+
+  it('shares with its input the parts it withholds nothing from', () => {
+    const nics = [{ name: 'eno1', mac: '02:00:00:00:00:01' }];
+    const disk = { name: '/dev/sda', sizeBytes: 1, serialNumber: 'S1' };
+    const spec = { hardware: { nics, storage: [disk], ramMebibytes: 1024 } };
+    const hardware = withheld(spec, [])['hardware'] as Record<string, unknown>;
+    expect(hardware).toEqual({ nics, storage: [{ name: '/dev/sda', sizeBytes: 1 }], ramMebibytes: 1024 });
+    expect(hardware['nics']).toBe(nics);
+    expect(((withheld(spec, ['serialNumbers'])['hardware'] as Record<string, unknown>)['storage'] as unknown[])[0]).toBe(disk);
+  });
 });
+

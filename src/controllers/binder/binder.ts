@@ -55,9 +55,9 @@ const workloadStates = new Set(['provisioning', 'provisioned', 'externally provi
 const orphanPrefix = 'orphan:';
 /**
  * Binding is latency-bound (six sequential requests per new claim), so more
- * workers than client-go's usual 5–10: at 8, a burst of 1,000 claims took
- * twice as long on a loaded 2-core machine. `reserved` keeps them off each
- * other's hosts.
+ * workers than client-go's usual 5–10; `reserved` keeps them off each
+ * other's hosts. Well under the kube client's 64 sockets, which the request
+ * path and the informers share.
  */
 const defaultWorkers = 16;
 /**

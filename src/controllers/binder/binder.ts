@@ -508,7 +508,8 @@ export class Binder {
       }
       if (condition.type === 'Authorized' && condition.status === 'False') this.event(claim, 'Warning', condition.reason, condition.message);
     }
-    if (status.poweredOn !== undefined && status.poweredOn !== claim.status.poweredOn) {
+    // A change of power state, not its first report at binding (one Event less per claim; Bound says the host was taken).
+    if (status.poweredOn !== undefined && claim.status.poweredOn !== undefined && status.poweredOn !== claim.status.poweredOn) {
       this.event(claim, 'Normal', status.poweredOn ? 'PoweredOn' : 'PoweredOff', `The host is powered ${status.poweredOn ? 'on' : 'off'}.`);
     }
   }

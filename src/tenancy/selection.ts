@@ -63,9 +63,9 @@ export function selectHost(
 ): Selection {
   const admitted = admittedHostNamespaces(request, policies);
   if (admitted.size === 0) return { kind: 'none', reason: 'NoAdmittingPolicy' };
-  const eligible = hosts.filter(
-    (host) => admitted.has(host.metadata.namespace ?? '') && !reserved.has(hostKey(host)) && matchesSelector(host, request.hostSelector),
-  );
+  // Parsed once per claim, not once per host: selection runs over every host of the cluster.
+  const selected = selectorMatcher(request.hostSelector);
+  const eligible = hosts.filter((host) => admitted.has(host.metadata.namespace ?? '') && !reserved.has(hostKey(host)) && selected(host));
   const pool = poolLabelValue(request);
   const candidates = eligible.filter((host) => isCandidate(host) && mayTake(host, request));
   const poolHost = preferred(
@@ -111,11 +111,15 @@ function isComingBack(host: BareMetalHost, pool: string, releasing: ReleasingPoo
   );
 }
 
-/** The failure domain first, then name order; undefined for no hosts. */
+/** The failure domain first, then name order; undefined for no hosts. One pass, not a sort: there may be thousands. */
 function preferred(hosts: readonly BareMetalHost[], request: SelectionRequest): BareMetalHost | undefined {
   const domain = request.failureDomain;
   const rank = (host: BareMetalHost): number => (domain !== undefined && domain !== '' && host.metadata.labels?.[hostKeys.failureDomain] === domain ? 0 : 1);
-  return [...hosts].sort((a, b) => rank(a) - rank(b) || hostKey(a).localeCompare(hostKey(b)))[0];
+  let best: BareMetalHost | undefined;
+  for (const host of hosts) {
+    if (best === undefined || (rank(host) - rank(best) || hostKey(host).localeCompare(hostKey(best))) < 0) best = host;
+  }
+  return best;
 }
 
 /** The host namespaces whose policies admit the claim's namespace, narrowed by `inNamespace`. */
@@ -143,10 +147,15 @@ export function isCandidate(host: BareMetalHost): boolean {
 
 /** The claim's label terms on the host's labels; a selector the API would have rejected matches nothing. */
 export function matchesSelector(host: BareMetalHost, selector: HostSelector | undefined): boolean {
+  return selectorMatcher(selector)(host);
+}
+
+function selectorMatcher(selector: HostSelector | undefined): (host: BareMetalHost) => boolean {
   try {
-    return labelSelectorFromHostSelector(selector).matches(host.metadata.labels ?? {});
+    const parsed = labelSelectorFromHostSelector(selector);
+    return (host) => parsed.matches(host.metadata.labels ?? {});
   } catch {
-    return false;
+    return () => false;
   }
 }
 

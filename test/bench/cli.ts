@@ -5,6 +5,7 @@
 // .bench-results/bench.json and the summary into docs/performance.md.
 //   BENCH_PRESET=smoke   the smoke test's tiny scenario (BENCH_* still override it)
 //   BENCH_RESULTS (.bench-results/bench.json)   BENCH_DOC (docs/performance.md; "-" to leave it alone)
+//   BENCH_PHASES=binding   only the scenario and the binding figure, printed as JSON (nothing written)
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,7 +14,7 @@ import { startDevEnvironment } from '../controlplane/environment.js';
 import { repoPath } from '../controlplane/paths.js';
 import { configFromEnvironment, defaultConfig, smokeConfig } from './config.js';
 import { markdownSummary, updateDocument } from './report.js';
-import { runBench } from './run.js';
+import { runBench, runBindingOnly } from './run.js';
 
 const started = Date.now();
 const log = (line: string): void => {
@@ -21,6 +22,8 @@ const log = (line: string): void => {
 };
 const preset = process.env.BENCH_PRESET ?? '';
 if (preset !== '' && preset !== 'smoke') throw new Error(`BENCH_PRESET=${preset}: only "smoke" is known`);
+const phases = process.env.BENCH_PHASES ?? '';
+if (phases !== '' && phases !== 'binding') throw new Error(`BENCH_PHASES=${phases}: only "binding" is known`);
 const config = configFromEnvironment(process.env, preset === 'smoke' ? smokeConfig : defaultConfig);
 const resultsFile = process.env.BENCH_RESULTS ?? repoPath('.bench-results', 'bench.json');
 const documentFile = process.env.BENCH_DOC ?? repoPath('docs', 'performance.md');
@@ -36,13 +39,17 @@ const env = await startDevEnvironment({
   log,
 });
 try {
-  const results = await runBench(env, config, log);
-  await mkdir(path.dirname(resultsFile), { recursive: true });
-  await writeFile(resultsFile, `${JSON.stringify(results, null, 2)}\n`);
-  const summary = markdownSummary(results);
-  console.log(`\n${summary}\n`);
-  if (documentFile !== '-') await updateDocument(documentFile, summary);
-  log(`results: ${resultsFile}${documentFile === '-' ? '' : `, summary in ${documentFile}`}; logs in ${env.logDir}`);
+  if (phases === 'binding') {
+    console.log(JSON.stringify(await runBindingOnly(env, config, log), null, 2));
+  } else {
+    const results = await runBench(env, config, log);
+    await mkdir(path.dirname(resultsFile), { recursive: true });
+    await writeFile(resultsFile, `${JSON.stringify(results, null, 2)}\n`);
+    const summary = markdownSummary(results);
+    console.log(`\n${summary}\n`);
+    if (documentFile !== '-') await updateDocument(documentFile, summary);
+    log(`results: ${resultsFile}${documentFile === '-' ? '' : `, summary in ${documentFile}`}; logs in ${env.logDir}`);
+  }
 } finally {
   await env.stop();
 }

@@ -76,6 +76,48 @@ export interface BenchResults {
 
 const SETTLE_MS = 5000;
 
+/** `BENCH_PHASES=binding`: the scenario, then only the binding figure (to work on the binder without the ~30 min of the other phases). */
+export interface BindingOnlyResults {
+  readonly config: BenchConfig;
+  readonly loadAverageBefore: number[];
+  readonly loadAverageAfter: number[];
+  readonly setup: SetupTimes;
+  readonly binding: BindingResult;
+}
+
+export async function runBindingOnly(env: DevEnvironment, config: BenchConfig, log: (line: string) => void): Promise<BindingOnlyResults> {
+  const loadAverageBefore = os.loadavg();
+  const admin = new H2Client(env.controlPlane.server, await credentialsOf(env.adminKubeconfigPath), 2);
+  const tenantKubeconfig = await env.controlPlane.userKubeconfig(TENANT_USER, [], path.join(env.workDir, 'bench-tenant.kubeconfig'));
+  const tenant = new H2Client(env.controlPlane.server, await credentialsOf(tenantKubeconfig), 2);
+  try {
+    const setup = await buildScenario(config, { admin, tenant }, setupHooks(env), log);
+    // As in the full run, binding starts on a quiet cluster (there, after the read phases).
+    await quiesce({ controlPlane: controlPlanePids(env), server: serverPid(env) }, log);
+    const binding = await runBinding(config, { tenant, admin }, log);
+    return { config, loadAverageBefore, loadAverageAfter: os.loadavg(), setup, binding };
+  } finally {
+    admin.close();
+    tenant.close();
+    await rm(tenantKubeconfig, { force: true });
+  }
+}
+
+function setupHooks(env: DevEnvironment): SetupHooks {
+  return {
+    stopServer: () => env.stopServer(),
+    startServer: () => env.restartServer(),
+    cpu: async () => {
+      const server = env.serverProcess;
+      return {
+        controlPlane: (await Promise.all(controlPlanePids(env).map(cpuSeconds))).reduce((sum, seconds) => sum + seconds, 0),
+        server: server === undefined ? undefined : { pid: server.pid, seconds: await cpuSeconds(server.pid) },
+        client: process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6,
+      };
+    },
+  };
+}
+
 export async function runBench(env: DevEnvironment, config: BenchConfig, log: (line: string) => void): Promise<BenchResults> {
   const startedAt = new Date();
   const loadAverageBefore = os.loadavg();
@@ -89,19 +131,7 @@ export async function runBench(env: DevEnvironment, config: BenchConfig, log: (l
   const scopedKubeconfig = await env.controlPlane.userKubeconfig(SCOPED_USER, [], path.join(env.workDir, 'bench-scoped.kubeconfig'));
   const processes = (): CpuProcesses => ({ controlPlane: controlPlanePids(env), server: serverPid(env) });
   try {
-    const hooks: SetupHooks = {
-      stopServer: () => env.stopServer(),
-      startServer: () => env.restartServer(),
-      cpu: async () => {
-        const server = env.serverProcess;
-        return {
-          controlPlane: (await Promise.all(controlPlanePids(env).map(cpuSeconds))).reduce((sum, seconds) => sum + seconds, 0),
-          server: server === undefined ? undefined : { pid: server.pid, seconds: await cpuSeconds(server.pid) },
-          client: process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6,
-        };
-      },
-    };
-    const setup = await buildScenario(config, { admin, tenant }, hooks, log);
+    const setup = await buildScenario(config, { admin, tenant }, setupHooks(env), log);
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
     const rssAfterSetupMb = (await rssBytes(serverPid(env))) / 1e6;
     log(`hostclaim-apiserver RSS after setup: ${rssAfterSetupMb.toFixed(0)} MB`);

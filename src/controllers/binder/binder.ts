@@ -40,6 +40,7 @@ import { WorkQueue, type ReconcileResult } from '../work-queue.js';
 import { bindingAnnotations, claimOf, hasReleaseFinalizer, releaseFinalizer, releaseLabel, releasingPoolHosts, type Claim, type HostClaimStatus } from './claim.js';
 import { rebootHandled, withoutWorkload, withWorkload } from './host-spec.js';
 import { recordIndexes, unboundValue } from './indexes.js';
+import { OwnWrites } from './own-writes.js';
 import { deleteSecretCopies, syncSecretCopies } from './secret-copies.js';
 import { boundConditions, hostErrorText, nextStatus, unboundConditions, type ConditionInput, type UnboundReason } from './status.js';
 
@@ -51,6 +52,13 @@ export interface BinderOptions {
 /** States in which BMO has not yet started taking a workload off the host. */
 const workloadStates = new Set(['provisioning', 'provisioned', 'externally provisioned']);
 const orphanPrefix = 'orphan:';
+/**
+ * Binding is latency-bound (six sequential requests per new claim), so more
+ * workers than client-go's usual 5–10; `reserved` keeps them off each
+ * other's hosts. Well under the kube client's 64 sockets, which the request
+ * path and the informers share.
+ */
+const defaultWorkers = 16;
 /**
  * Claims waiting on baremetal-operator (a release in progress, a pool host
  * coming back) are requeued by host events; they are also checked again
@@ -84,6 +92,7 @@ export class Binder {
   private readonly events: EventRecorder;
   /** Hosts being bound right now (host key → record name), so two workers never race for one host. */
   private readonly reserved = new Map<string, string>();
+  private readonly ownWrites = new OwnWrites();
   private informers: Informers | undefined;
   private removeHandlers: readonly (() => void)[] = [];
   private queue: WorkQueue | undefined;
@@ -103,7 +112,7 @@ export class Binder {
 
   /** Runs until the signal aborts (leadership lost or shutdown). */
   async run(signal: AbortSignal): Promise<void> {
-    const queue = new WorkQueue((key) => this.reconcile(key), { workers: this.options.workers ?? 8 }, (key, error) => {
+    const queue = new WorkQueue((key) => this.reconcile(key), { workers: this.options.workers ?? defaultWorkers }, (key, error) => {
       this.logger.warn({ err: error, key }, 'binder: reconcile failed; retrying');
     });
     const { informers, removeHandlers } = this.register(queue);
@@ -130,6 +139,7 @@ export class Binder {
     for (const remove of removeHandlers) remove();
     await queue?.stop();
     this.reserved.clear();
+    this.ownWrites.clear();
     this.logger.info('binder: stopped');
   }
 
@@ -161,8 +171,8 @@ export class Binder {
       informers.policies.addEventHandler(changes(everyClaim)),
       informers.namespaces.addEventHandler(changes(everyClaim)),
       informers.records.addEventHandler(
-        changes((record) => {
-          queue.add(record.metadata.name ?? '');
+        changes((record, deleted) => {
+          this.onRecordChange(queue, record, deleted);
         }),
       ),
       informers.secrets.addEventHandler(
@@ -185,6 +195,12 @@ export class Binder {
     });
   }
 
+  private onRecordChange(queue: WorkQueue, record: ApiObject, deleted: boolean): void {
+    const name = record.metadata.name ?? '';
+    if (deleted) this.ownWrites.forget(name);
+    if (deleted || this.ownWrites.shouldQueue(name, 'record', record.metadata.resourceVersion)) queue.add(name);
+  }
+
   /**
    * A host change concerns its own claim, the claims that chose it, and every
    * unbound claim when it may have become free or is kept for a node-reuse
@@ -204,7 +220,7 @@ export class Binder {
       ]);
       for (const record of concerned) {
         const claim = claimOf(record);
-        if (claim !== undefined) queue.add(claim.identity.name);
+        if (claim !== undefined && this.ownWrites.shouldQueue(claim.identity.name, key, host.metadata.resourceVersion)) queue.add(claim.identity.name);
       }
     }
     if (!deleted) this.checkOrphan(host);
@@ -225,6 +241,16 @@ export class Binder {
 
   private async reconcile(key: string): Promise<ReconcileResult> {
     if (key.startsWith(orphanPrefix)) return this.releaseOrphan(key.slice(orphanPrefix.length));
+    this.ownWrites.begin(key);
+    try {
+      return await this.reconcileClaim(key);
+    } finally {
+      // The queue runs a key added during its reconcile once more afterwards.
+      if (this.ownWrites.end(key)) this.queue?.add(key);
+    }
+  }
+
+  private async reconcileClaim(key: string): Promise<ReconcileResult> {
     const record = await this.getOrUndefined<ApiObject>(`${this.recordsPath}/${key}`);
     const claim = record === undefined ? undefined : claimOf(record);
     if (claim === undefined) return undefined;
@@ -260,31 +286,32 @@ export class Binder {
     const keyOfHost = hostKey(host);
     // The reservation lasts until the host informer shows the binding (onHostChange), or the attempt fails.
     this.reserved.set(keyOfHost, claim.identity.name);
-    let bound = false;
+    let bound: { claim: Claim; host: BareMetalHost } | undefined;
     try {
       bound = await this.bindChosen(claim, keyOfHost, request);
     } finally {
-      if (!bound) this.reserved.delete(keyOfHost);
+      if (bound === undefined) this.reserved.delete(keyOfHost);
     }
-    return { requeueAfterMs: 0 };
+    // Bound: sync and status go on from the record and host as written (kube-apiserver's answers), without a trip through the queue.
+    return bound === undefined ? { requeueAfterMs: 0 } : this.sync(bound.claim, bound.host);
   }
 
-  /** Records the choice, then takes the host's lock; false when the host turned out to be unavailable. */
-  private async bindChosen(claim: Claim, keyOfHost: string, request: SelectionRequest): Promise<boolean> {
+  /** Records the choice, then takes the host's lock; undefined when the record changed or the host turned out to be unavailable. */
+  private async bindChosen(claim: Claim, keyOfHost: string, request: SelectionRequest): Promise<{ claim: Claim; host: BareMetalHost } | undefined> {
     const updated = await this.recordIntent(claim, keyOfHost);
-    if (updated === undefined) return false;
+    if (updated === undefined) return undefined;
     const fresh = await this.getOrUndefined<BareMetalHost>(metal3Paths.bareMetalHost(...splitKey(keyOfHost)));
     if (fresh === undefined || !this.stillSuitable(fresh, request)) {
       await this.forgetChoice(updated);
-      return false;
+      return undefined;
     }
     const next = structuredClone(fresh);
     next.spec.consumerRef = recordConsumerRef(updated.identity);
     // A node-reuse mark is consumed by the binding (stillSuitable let only the pool's own claim get here).
     if (next.metadata.labels !== undefined) Reflect.deleteProperty(next.metadata.labels, hostKeys.nodeReuse);
-    await this.writeHost(next);
+    const written = await this.writeHost(next, updated);
     this.event(updated, 'Normal', 'Bound', `Bound to host ${keyOfHost}.`);
-    return true;
+    return { claim: updated, host: written };
   }
 
   private stillSuitable(host: BareMetalHost, request: SelectionRequest): boolean {
@@ -348,7 +375,8 @@ export class Binder {
 
   // ------------------------------------------------------------ workload sync
 
-  private async sync(claim: Claim, host: BareMetalHost): Promise<ReconcileResult> {
+  private async sync(claim: Claim, boundHost: BareMetalHost): Promise<ReconcileResult> {
+    let host = boundHost;
     const informers = this.requireInformers();
     const hostNamespace = host.metadata.namespace ?? '';
     const namespace = tenantNamespace(informers.namespaces.get(undefined, claim.namespace), claim.namespace);
@@ -359,11 +387,12 @@ export class Binder {
     if (problem === undefined) {
       const desired = withWorkload(host, claim, copies, { detachAllowed: allowsDetaching(admitting) });
       if (!sameJson(desired, host)) {
-        const written = await this.writeHost(desired);
+        const written = await this.writeHost(desired, claim);
         this.workloadEvents(claim, host, desired);
-        if (written.metadata.resourceVersion !== host.metadata.resourceVersion) return { requeueAfterMs: 0 };
         // kube-apiserver saw nothing to change: our idea of the host differs from its normal form. Go on rather than loop.
-        this.logger.warn({ host: hostKey(host) }, 'binder: host write changed nothing');
+        if (written.metadata.resourceVersion === host.metadata.resourceVersion) this.logger.warn({ host: hostKey(host) }, 'binder: host write changed nothing');
+        // The status goes on from the host as written, kube-apiserver's answer: as fresh as a read.
+        host = written;
       }
     }
     if (!authorized && claim.status.conditions?.find((c) => c.type === 'Authorized')?.status !== 'False') {
@@ -433,15 +462,16 @@ export class Binder {
    */
   private async deprovision(host: BareMetalHost, claim: Claim | undefined): Promise<boolean> {
     const stripped = withoutWorkload(host, claim === undefined ? undefined : releaseLabel(claim));
+    let current = host;
     if (!sameJson(stripped, host)) {
-      await this.writeHost(stripped);
+      // Judged next from the host as written (kube-apiserver's answer), not after a trip through the queue: its echo does not requeue.
+      current = await this.writeHost(stripped, claim);
       if (claim !== undefined) this.event(claim, 'Normal', 'Deprovisioning', 'Removing the workload from the host before releasing it.');
-      return true;
     }
-    if (workloadStates.has(provisioningState(host))) return true;
-    const next = structuredClone(host);
+    if (workloadStates.has(provisioningState(current))) return true;
+    const next = structuredClone(current);
     Reflect.deleteProperty(next.spec, 'consumerRef');
-    await this.writeHost(next);
+    await this.writeHost(next, claim);
     return false;
   }
 
@@ -479,15 +509,19 @@ export class Binder {
       }
       if (condition.type === 'Authorized' && condition.status === 'False') this.event(claim, 'Warning', condition.reason, condition.message);
     }
-    if (status.poweredOn !== undefined && status.poweredOn !== claim.status.poweredOn) {
+    // A change of power state, not its first report at binding (one Event less per claim; Bound says the host was taken).
+    if (status.poweredOn !== undefined && claim.status.poweredOn !== undefined && status.poweredOn !== claim.status.poweredOn) {
       this.event(claim, 'Normal', status.poweredOn ? 'PoweredOn' : 'PoweredOff', `The host is powered ${status.poweredOn ? 'on' : 'off'}.`);
     }
   }
 
   /** PUT of a record (or its status); undefined when it changed or vanished since it was read (the record's next event requeues). */
   private async writeRecord(record: ApiObject, subresource: '' | '/status' = ''): Promise<ApiObject | undefined> {
+    const name = record.metadata.name ?? '';
     try {
-      return await this.client.request<ApiObject>('PUT', `${this.recordsPath}/${record.metadata.name ?? ''}${subresource}`, { body: record });
+      const written = await this.client.request<ApiObject>('PUT', `${this.recordsPath}/${name}${subresource}`, { body: record });
+      this.ownWrites.wrote(name, 'record', written.metadata.resourceVersion);
+      return written;
     } catch (error) {
       if ((error instanceof KubeApiError && error.statusCode === 409) || isNotFound(error)) return undefined;
       throw error;
@@ -495,8 +529,10 @@ export class Binder {
   }
 
   /** PUT of a host with the resourceVersion read: a conflict is an error, retried from fresh state. */
-  private writeHost(host: BareMetalHost): Promise<BareMetalHost> {
-    return this.client.request<BareMetalHost>('PUT', metal3Paths.bareMetalHost(host.metadata.namespace ?? '', host.metadata.name), { body: host });
+  private async writeHost(host: BareMetalHost, forClaim: Claim | undefined): Promise<BareMetalHost> {
+    const written = await this.client.request<BareMetalHost>('PUT', metal3Paths.bareMetalHost(host.metadata.namespace ?? '', host.metadata.name), { body: host });
+    if (forClaim !== undefined) this.ownWrites.wrote(forClaim.identity.name, hostKey(written), written.metadata.resourceVersion);
+    return written;
   }
 
   private async getOrUndefined<T>(path: string): Promise<T | undefined> {

@@ -232,6 +232,29 @@ describe('selectHost', () => {
     expect(selectedName(selectHost(request(), [...hosts].reverse(), infraPolicy, none))).toBe('infra/h-1');
     expect(hosts.map((h) => h.metadata.name)).toEqual(before);
   });
+
+  it('ranks by failure domain, then name, over many hosts in any order', () => {
+    const fd = hostKeys.failureDomain;
+    // 200 hosts, h-000..h-199; the failure domain on h-150..h-199 only.
+    const hosts = Array.from({ length: 200 }, (_, i) => {
+      const name = `h-${String(i).padStart(3, '0')}`;
+      return host(name, i >= 150 ? { labels: { [fd]: 'rack-9' } } : {});
+    });
+    const shuffled = [...hosts.filter((_, i) => i % 2 === 1).reverse(), ...hosts.filter((_, i) => i % 2 === 0)];
+    for (const order of [hosts, [...hosts].reverse(), shuffled]) {
+      expect(selectedName(selectHost(request({ failureDomain: 'rack-9' }), order, infraPolicy, none))).toBe('infra/h-150');
+      expect(selectedName(selectHost(request({ failureDomain: 'rack-1' }), order, infraPolicy, none))).toBe('infra/h-000');
+      expect(selectedName(selectHost(request(), order, infraPolicy, new Set(['infra/h-000', 'infra/h-001'])))).toBe('infra/h-002');
+    }
+  });
+
+  it('never selects with a selector the API would have rejected, whatever the hosts', () => {
+    const hosts = [host('a', { labels: { zone: 'z1' } }), host('b')];
+    expect(selectHost(request({ hostSelector: { matchExpressions: [{ key: 'zone', operator: 'Gt', values: ['0'] }] } }), hosts, infraPolicy, none)).toEqual({
+      kind: 'none',
+      reason: 'NoBareMetalHost',
+    });
+  });
 });
 
 describe('isCandidate', () => {

@@ -27,11 +27,13 @@ const keepAliveTimeoutMs = 120_000;
 /** kube-apiserver's ReadHeaderTimeout: for the TLS handshake, for a new connection to send its first request, for each request's headers. */
 export const readHeaderTimeoutMs = 32_000;
 /**
- * For a request to arrive whole, body included (kube's default --request-timeout,
- * within which its handler must have read the body). Node counts it only until
- * the request is received, so watches and other long answers are not cut.
+ * For a request to arrive whole, body included: a backstop 5 s past the
+ * default request deadline (`--request-timeout`, filters/request-deadline.ts),
+ * which answers a body still arriving at 60 s with kube's 504 first. Node
+ * counts it only until the request is received, so watches and other long
+ * answers are not cut.
  */
-export const requestReceiveTimeoutMs = 60_000;
+export const requestReceiveTimeoutMs = 65_000;
 /** An answer whose client has not taken its last bytes this long after it ended (it stopped reading) is dropped with its connection. */
 export const unreadAnswerTimeoutMs = 60_000;
 // How often Node checks the two deadlines above (its default, 30 s, would let a slow client overstay by that much).

@@ -11,7 +11,7 @@
  * cuts it. The handler's calls to kube-apiserver are
  * not cancelled: each has its own bound (docs/reliability.md, Timeouts).
  */
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
 import { GoDurationError, parseGoDuration } from '../../api/go-duration.js';
 import { ApiError, badRequest } from '../../api/status.js';
@@ -28,7 +28,7 @@ export function withRequestDeadline(maximumMs: number): RequestHandler {
     const allowedMs = requestedTimeoutMs(url.searchParams.get('timeout'), maximumMs);
     const elapsedMs = Number(process.hrtime.bigint() - startedAt) / 1e6;
     const timer = setTimeout(() => {
-      expire(res);
+      expire(req, res);
     }, Math.max(0, allowedMs - elapsedMs));
     const clear = (): void => {
       clearTimeout(timer);
@@ -53,12 +53,14 @@ function requestedTimeoutMs(parameter: string | null, maximumMs: number): number
   return nanoseconds > 0n && requestedMs < maximumMs ? requestedMs : maximumMs;
 }
 
-function expire(res: ServerResponse): void {
+function expire(req: IncomingMessage, res: ServerResponse): void {
   if (res.writableEnded) return;
   if (res.headersSent) {
     res.destroy();
     return;
   }
+  // A body still arriving (a slow client) is not read on: the connection closes after the answer.
+  if (!req.complete) res.setHeader('Connection', 'close');
   // kube's apierrors.NewTimeoutError(…, 0): empty details.
   writeStatus(res, new ApiError(504, 'Timeout', 'Timeout: request did not complete within the allotted timeout', {}));
   muteLaterWrites(res);

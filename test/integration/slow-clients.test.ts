@@ -273,9 +273,10 @@ describe('watches that never read', () => {
     expect(reader.modified()).toBe(2 * updates);
     reader.close();
     console.log(`stuck watchers: peak RSS ${peakWithoutStuck.toFixed(0)} MiB without, ${peakWithStuck.toFixed(0)} MiB with 20; dropped ${(droppedAfter / 1000).toFixed(0)} s after the last write`);
-    // Were each to hold a copy of the 1,000 events it fell behind by (32 MiB), 20 would cost 640 MiB; they cost less than 8 MiB
-    // each at the peak (garbage collection's timing included: the peaks of two bursts differ by that much anyway).
-    expect(peakWithStuck - peakWithoutStuck).toBeLessThan(160);
+    // Were each to hold a copy of the 1,000 events it fell behind by (32 MiB), 20 would cost 640 MiB. Measured: 100–164 MiB
+    // more at the peak, garbage collection's timing included (the peaks of two bursts differ by tens of MiB anyway); the
+    // bound, half of the copies' cost, fails on copies and not on the collector's timing.
+    expect(peakWithStuck - peakWithoutStuck).toBeLessThan(320);
     // A stuck client that reads at last gets what its kernel buffers held, then the end.
     for (const client of stuck) client.resume();
     await Promise.all(stuck.map((client) => client.closed));

@@ -126,19 +126,41 @@ function dropWhenUnread(res: ServerResponse): void {
 }
 
 /**
- * An answer sent before its request's body was read whole (413 past the
- * body limit, or any refusal before the body is read) ends the connection,
- * as net/http ends it (closeAfterReply): Node would otherwise read and
- * discard whatever the client keeps sending, as fast as it sends it.
+ * An answer sent before its request's body was read whole, as net/http
+ * treats it (chunkWriter.writeHeader): a rest of at most 256 KiB
+ * (maxPostHandlerReadBytes) is read and discarded and the connection kept
+ * (Node's own behaviour); anything larger, or of unknown length, ends the
+ * connection (closeAfterReply: 413 past the body limit, a refusal before a
+ * large body is read), or Node would read and discard whatever the client
+ * keeps sending. The answer says so with `Connection: close`, as net/http
+ * writes it: a client that is not told puts the connection back in its pool
+ * and sends its next request into the close, which kube-apiserver's proxy
+ * answers 503 `error trying to reach service: EOF` (a POST is not retried).
  */
 function closeWhenBodyUnread(req: IncomingMessage, res: ServerResponse): void {
   // Node detaches the socket from the request once answered.
   const socket = req.socket;
+  const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse;
+  Object.assign(res, {
+    writeHead: (...args: unknown[]): ServerResponse => {
+      if (!req.complete && !res.headersSent && !discardable(req)) res.setHeader('Connection', 'close');
+      return writeHead(...args);
+    },
+  });
   res.once('finish', () => {
-    if (req.complete) return;
+    if (res.getHeader('Connection') !== 'close') return;
     socket.end();
     setTimeout(() => socket.destroy(), rstAvoidanceDelayMs).unref();
   });
+}
+
+/** net/http's maxPostHandlerReadBytes. */
+const maxDiscardedBodyBytes = 256 << 10;
+
+/** A body of known length small enough to read and discard after the answer. */
+function discardable(req: IncomingMessage): boolean {
+  const length = Number(req.headers['content-length']);
+  return req.headers['transfer-encoding'] === undefined && Number.isInteger(length) && length <= maxDiscardedBodyBytes;
 }
 
 /**

@@ -69,6 +69,10 @@ beforeAll(async () => {
   whoami.get('/slow', (req, res) => {
     setTimeout(() => res.json({ late: true }), Number(new URL(req.url, 'https://x').searchParams.get('delay')));
   });
+  // Answers without reading the request's body.
+  whoami.post('/refuse-unread', (_req, res) => {
+    res.status(403).json({ refused: true });
+  });
   // Starts its answer at once and finishes it after a second.
   whoami.get('/slow-stream', (_req, res) => {
     res.writeHead(200, { 'Content-Type': 'application/json' });
@@ -405,5 +409,53 @@ describe('request deadline stage', () => {
       headers: { 'X-Remote-User': 'tenant-a' },
     });
     expect(res.status).toBe(200);
+  });
+});
+
+describe('an answer sent before the request body was read', () => {
+  it('says Connection: close, as net/http does, so the client does not reuse a connection about to close', async () => {
+    const answer = await new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
+      const req = https.request(
+        {
+          host: '127.0.0.1',
+          port,
+          path: '/refuse-unread',
+          method: 'POST',
+          ca: servingCAPem,
+          servername: 'localhost',
+          cert: pki.frontProxyClient.certPem,
+          key: pki.frontProxyClient.keyPem,
+          agent: false,
+          headers: { ...asAdmin, 'Content-Type': 'application/json', 'Content-Length': String(4 << 20) },
+        },
+        (res) => {
+          resolve({ status: res.statusCode ?? 0, connection: res.headers.connection });
+          res.resume();
+          req.destroy();
+        },
+      );
+      req.on('error', reject);
+      // A quarter of the announced body: the server answers before the rest arrives.
+      req.write(Buffer.alloc(1 << 20, 0x20));
+    });
+    expect(answer).toEqual({ status: 403, connection: 'close' });
+  });
+
+  it('keeps the connection of an answer to a request read whole', async () => {
+    const agent = new https.Agent({ keepAlive: true });
+    const connection = await new Promise<string | undefined>((resolve, reject) => {
+      https
+        .request(
+          { host: '127.0.0.1', port, path: '/refuse-unread', method: 'POST', ca: servingCAPem, servername: 'localhost', cert: pki.frontProxyClient.certPem, key: pki.frontProxyClient.keyPem, agent, headers: { ...asAdmin, 'Content-Type': 'application/json' } },
+          (res) => {
+            res.resume();
+            resolve(res.headers.connection);
+          },
+        )
+        .on('error', reject)
+        .end('{}');
+    });
+    agent.destroy();
+    expect(connection).toBe('keep-alive');
   });
 });

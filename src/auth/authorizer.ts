@@ -112,7 +112,7 @@ async function subjectAccessReview(client: KubeClient, user: UserInfo, attribute
           : { nonResourceAttributes: { verb: attributes.verb, path: attributes.path } }),
       },
     },
-    { timeoutMs: reviewTimeoutMs },
+    { timeoutMs: reviewTimeoutMs, idempotent: true },
   );
   const status = answer.status ?? {};
   return { allowed: status.allowed === true && status.denied !== true, reason: status.reason ?? '' };

@@ -57,7 +57,7 @@ async function review(client: KubeClient, token: string): Promise<Review> {
   const answer = await client.create<{ status?: TokenReviewStatus }>(
     '/apis/authentication.k8s.io/v1/tokenreviews',
     { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } },
-    { timeoutMs: reviewTimeoutMs },
+    { timeoutMs: reviewTimeoutMs, idempotent: true },
   );
   const status = answer.status ?? {};
   if (status.authenticated !== true || status.user?.username === undefined) {

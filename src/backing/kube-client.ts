@@ -85,6 +85,12 @@ export interface RequestOptions {
   readonly signal?: AbortSignal;
   /** Longest silence from kube-apiserver before the call fails (default 30 s). */
   readonly timeoutMs?: number;
+  /**
+   * Sending it twice changes nothing (a review: SubjectAccessReview,
+   * TokenReview), so it may be sent again like a GET when kube-apiserver
+   * closed the pooled connection it went out on (see `send`).
+   */
+  readonly idempotent?: boolean;
 }
 
 /** What a list or watch carries: whole objects, or only their metadata (names, labels, resourceVersions). */
@@ -111,6 +117,19 @@ export interface WatchEvent<T> {
 }
 
 const requestTimeoutMs = 30_000;
+
+/** Shorter than kube-apiserver's IdleTimeout (k8s.io/apiserver secure_serving.go: 90 s), and than common load balancers'. */
+const idleSocketTimeoutMs = 30_000;
+
+/** How a pooled connection the server had closed fails: the request went out and the connection ended without an answer. */
+const staleConnectionCodes: ReadonlySet<string> = new Set(['ECONNRESET', 'EPIPE']);
+
+/** A request that went out on a reused connection that turned out closed: a KubeUnavailableError that `send` may retry. */
+class StaleConnectionError extends KubeUnavailableError {
+  constructor(cause: Error) {
+    super(false, { cause: new Error(`reused connection closed: ${cause.message}`, { cause }) });
+  }
+}
 
 /** client-go's form: `<binary>/<version> (<os>/<arch>)`. */
 function userAgent(): string {
@@ -165,7 +184,7 @@ export class KubeClient {
     return (await this.exchange<T>('GET', path, { query, ...(signal === undefined ? {} : { signal }) }, accept)).body;
   }
 
-  create<T>(path: string, body: unknown, options: Pick<RequestOptions, 'timeoutMs'> = {}): Promise<T> {
+  create<T>(path: string, body: unknown, options: Pick<RequestOptions, 'timeoutMs' | 'idempotent'> = {}): Promise<T> {
     return this.request<T>('POST', path, { ...options, body });
   }
 
@@ -195,12 +214,37 @@ export class KubeClient {
     }
   }
 
+  /**
+   * One request. A pooled connection kube-apiserver closed as idle just as
+   * the request went out on it (its IdleTimeout, 90 s) fails with a reset
+   * and no answer: the request never reached a handler. Like client-go, a
+   * GET (or an idempotent review) is then sent once more on a new
+   * connection; a write is not, as nothing tells a lost request from a lost
+   * answer. Closing idle connections first (`idleSocketTimeoutMs`) makes
+   * the race rare.
+   */
   private async send(
     method: string,
     path: string,
     options: RequestOptions,
     accept: string,
     timeoutMs = requestTimeoutMs,
+  ): Promise<import('node:http').IncomingMessage> {
+    const replayable = method === 'GET' || options.idempotent === true;
+    try {
+      return await this.attempt(method, path, options, accept, timeoutMs);
+    } catch (error) {
+      if (!replayable || !(error instanceof StaleConnectionError)) throw error;
+      return this.attempt(method, path, options, accept, timeoutMs);
+    }
+  }
+
+  private async attempt(
+    method: string,
+    path: string,
+    options: RequestOptions,
+    accept: string,
+    timeoutMs: number,
   ): Promise<import('node:http').IncomingMessage> {
     const url = new URL(path, this.server);
     // A dot segment (`..`, `%2e%2e`) would be resolved here and the request would reach another object
@@ -231,8 +275,8 @@ export class KubeClient {
         timeout: timeoutMs,
       });
       req.on('response', resolve);
-      req.on('error', (error) => {
-        reject(unavailable(error));
+      req.on('error', (error: Error & { code?: string }) => {
+        reject(req.reusedSocket && staleConnectionCodes.has(error.code ?? '') ? new StaleConnectionError(error) : unavailable(error));
       });
       req.on('timeout', () => {
         req.destroy(new KubeUnavailableError(true, { cause: new Error(`no answer within ${timeoutMs} ms`) }));
@@ -248,6 +292,8 @@ export class KubeClient {
       this.agent?.destroy();
       this.agent = new https.Agent({
         keepAlive: true,
+        // A pooled connection idle this long is closed here, before kube-apiserver's IdleTimeout (90 s) closes it under a request.
+        timeout: idleSocketTimeoutMs,
         maxSockets: 64,
         ca: options.ca,
         cert: options.cert,

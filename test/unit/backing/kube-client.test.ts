@@ -137,6 +137,70 @@ describe('KubeClient when kube-apiserver does not answer', () => {
   });
 });
 
+describe('KubeClient on a pooled connection kube-apiserver closed as idle', () => {
+  /**
+   * Answers the first request on each connection and drops the connection
+   * unanswered when a second arrives on it: what a client sees when the
+   * server's idle timeout closes the connection as the request goes out.
+   */
+  async function closingAfterOneAnswer(): Promise<{ server: https.Server; requests: { connection: number; method: string }[] }> {
+    const requests: { connection: number; method: string }[] = [];
+    const served = new WeakMap<object, number>();
+    let connections = 0;
+    const server = https.createServer({ cert: serving.certPem, key: serving.keyPem, keepAliveTimeout: 60_000 }, (req, res) => {
+      const socket = req.socket;
+      const connection = served.get(socket) ?? ++connections;
+      requests.push({ connection, method: req.method ?? '' });
+      if (served.has(socket)) {
+        socket.destroy();
+        return;
+      }
+      served.set(socket, connection);
+      req.resume();
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end('{}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return { server, requests };
+  }
+
+  async function withClosingServer(body: (client: KubeClient, requests: { connection: number; method: string }[]) => Promise<void>): Promise<void> {
+    const { server, requests } = await closingAfterOneAnswer();
+    const pooled = await clientFor((server.address() as AddressInfo).port);
+    try {
+      await body(pooled, requests);
+    } finally {
+      pooled.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }
+
+  it('sends a GET once more on a new connection, as client-go retries a GET on a reset', async () => {
+    await withClosingServer(async (pooled, requests) => {
+      await pooled.get('/api/v1/namespaces');
+      await expect(pooled.get('/api/v1/namespaces')).resolves.toEqual({});
+      expect(requests).toEqual([
+        { connection: 1, method: 'GET' },
+        { connection: 1, method: 'GET' },
+        { connection: 2, method: 'GET' },
+      ]);
+    });
+  });
+
+  it('sends an idempotent review once more, but never a write: a lost write cannot be told from a lost answer', async () => {
+    await withClosingServer(async (pooled, requests) => {
+      await pooled.get('/api/v1/namespaces');
+      await expect(pooled.create('/apis/authorization.k8s.io/v1/subjectaccessreviews', {}, { idempotent: true })).resolves.toEqual({});
+      await pooled.get('/api/v1/namespaces');
+      const error = await pooled.create('/api/v1/namespaces/a/configmaps', {}).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(KubeUnavailableError);
+      expect((error as KubeUnavailableError).timedOut).toBe(false);
+      expect(requests.map((request) => `${request.connection} ${request.method}`)).toEqual(['1 GET', '1 POST', '2 POST', '2 GET', '3 GET', '3 POST']);
+    });
+  });
+});
+
 describe('isNotFound', () => {
   it("is a NotFound Status only: Go's plain `404 page not found` (a path not served, e.g. while kube-apiserver starts) says nothing about the object", () => {
     expect(isNotFound(new KubeApiError(404, { kind: 'Status', code: 404, reason: 'NotFound', message: 'secrets "x" not found' }))).toBe(true);

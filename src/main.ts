@@ -93,8 +93,9 @@ async function main(): Promise<void> {
   let shuttingDown = false;
   health.addReadiness({ name: 'shutdown', check: () => (shuttingDown ? 'shutting down' : undefined) });
 
-  // One authorizer (and its cache) for the request pipeline and the resources' admission checks.
-  const authorizer = Authorizer.delegating(client);
+  // One authorizer (and its cache) for the request pipeline and the resources' admission checks;
+  // a denial counts only while kube-apiserver is ready (its RBAC may not be loaded yet after a restart).
+  const authorizer = Authorizer.delegating(client, () => backend.failure() === undefined);
   // Who may read which namespaces (RBAC from informers): namespaced lists and watches, and those of all namespaces.
   const readAccess = new NamespaceAccessCache(informers, (user, attributes) => authorizer.authorize(user, attributes));
   health.addReadiness({ name: 'rbac-cache', check: () => (readAccess.hasSynced() ? undefined : 'not synced') });

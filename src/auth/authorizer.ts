@@ -5,9 +5,13 @@
  * always allowed without asking. A review kube-apiserver cannot answer
  * (within DelegatingAuthorizationOptions' 10 s client timeout) is a
  * retriable 503/504, not a denial (backing/errors.ts `dependencyFailure`).
+ * So is a denial while kube-apiserver is not ready (`denialsTrusted`): a
+ * restarted kube-apiserver answers reviews before its RBAC informers have
+ * synced, denying what a RoleBinding not yet loaded allows. Such a denial
+ * is neither shown nor cached; an allow is (RBAC only adds).
  */
 import { LRUCache } from 'lru-cache';
-import { dependencyFailure } from '../backing/errors.js';
+import { dependencyFailure, unavailableNow } from '../backing/errors.js';
 import type { KubeClient } from '../backing/kube-client.js';
 import type { UserInfo } from './user.js';
 
@@ -53,7 +57,11 @@ export type AccessReview = (user: UserInfo, attributes: Attributes) => Promise<D
 export class Authorizer {
   private readonly cache: LRUCache<string, Decision, Lookup>;
 
-  constructor(review: AccessReview) {
+  /** `denialsTrusted`: whether kube-apiserver is ready, so that a denial means the requester lacks the permission. */
+  constructor(
+    review: AccessReview,
+    private readonly denialsTrusted: () => boolean = () => true,
+  ) {
     this.cache = new LRUCache<string, Decision, Lookup>({
       max: 10_000,
       ttl: cacheTtlMs,
@@ -62,20 +70,28 @@ export class Authorizer {
   }
 
   /** Asks kube-apiserver with a SubjectAccessReview. */
-  static delegating(client: KubeClient): Authorizer {
-    return new Authorizer((user, attributes) => subjectAccessReview(client, user, attributes));
+  static delegating(client: KubeClient, denialsTrusted: () => boolean): Authorizer {
+    return new Authorizer((user, attributes) => subjectAccessReview(client, user, attributes), denialsTrusted);
   }
 
   async authorize(user: UserInfo, attributes: Attributes): Promise<Decision> {
     if (user.groups.includes(alwaysAllowGroup)) return { allowed: true, reason: '' };
     if (attributes.kind === 'nonResource' && alwaysAllowPaths.has(attributes.path)) return { allowed: true, reason: '' };
+    const key = cacheKey(user, attributes);
+    let decision: Decision | undefined;
     try {
-      const decision = await this.cache.fetch(cacheKey(user, attributes), { context: { user, attributes } });
-      return decision ?? { allowed: false, reason: '' };
+      decision = await this.cache.fetch(key, { context: { user, attributes } });
     } catch (error) {
       // Not cached: the next request asks again.
       throw dependencyFailure(error, 'authorization') ?? error;
     }
+    if (decision?.allowed === true) return decision;
+    if (!this.denialsTrusted()) {
+      this.cache.delete(key);
+      // Retriable, as when kube-apiserver does not answer.
+      throw unavailableNow('authorization');
+    }
+    return decision ?? { allowed: false, reason: '' };
   }
 }
 

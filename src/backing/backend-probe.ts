@@ -10,7 +10,11 @@
  * record. kube-apiserver answers it only with etcd reachable (it reads the
  * current revision from etcd), the records' CRD served and this server's
  * RBAC loaded, so a restarted, frozen or storage-less kube-apiserver fails
- * it. One probe every `intervalMs`, each bounded by `timeoutMs`; not ready
+ * it. It also asks for kube-apiserver's own /readyz: a restarted
+ * kube-apiserver answers before its informers (RBAC among them) have
+ * synced, and until then its SubjectAccessReviews deny what a RoleBinding
+ * not yet loaded allows (auth/authorizer.ts does not trust a denial while
+ * this probe fails). One probe every `intervalMs`, each bounded by `timeoutMs`; not ready
  * after `failureThreshold` failures in a row (as a kubelet probe's
  * failureThreshold: one slow answer on a busy machine is not an outage),
  * ready again at the first success. A success after any failure runs
@@ -43,7 +47,7 @@ export class BackendProbe {
   private stopped = false;
 
   constructor(
-    private readonly client: Pick<KubeClient, 'list'>,
+    private readonly client: Pick<KubeClient, 'list' | 'getText'>,
     private readonly path: string,
     private readonly options: BackendProbeOptions = {},
   ) {
@@ -74,6 +78,7 @@ export class BackendProbe {
     }, this.timeoutMs);
     try {
       await this.client.list(this.path, { limit: '1' }, 'metadata', deadline.signal);
+      await this.client.getText('/readyz', deadline.signal);
       const recovered = this.succeededOnce && this.consecutiveFailures > 0;
       this.consecutiveFailures = 0;
       this.succeededOnce = true;

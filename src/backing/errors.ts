@@ -111,7 +111,8 @@ function timedOut(dependency: Dependency): ApiError {
   return new ApiError(504, 'Timeout', `Timeout: ${dependency} did not answer within the allotted time; please try again`, { retryAfterSeconds });
 }
 
-function unavailableNow(dependency: Dependency): ApiError {
+/** 503 with Retry-After: the dependency cannot give a trustworthy answer now. */
+export function unavailableNow(dependency: Dependency): ApiError {
   return new ApiError(503, 'ServiceUnavailable', `the server is currently unable to handle the request: ${dependency} is unavailable; please try again`, { retryAfterSeconds });
 }
 

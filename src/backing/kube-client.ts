@@ -178,6 +178,18 @@ export class KubeClient {
     return this.request<T>('GET', path, { query });
   }
 
+  /** A plain-text GET (a health endpoint such as /readyz): its body, or a KubeApiError when not 2xx. */
+  async getText(path: string, signal?: AbortSignal): Promise<string> {
+    const response = await this.send('GET', path, signal === undefined ? {} : { signal }, 'text/plain');
+    const text = await readBody(response).catch((error: unknown) => {
+      throw unavailable(error);
+    });
+    const status = response.statusCode ?? 0;
+    // kube's health answers name the failed checks ("[-]etcd failed: reason withheld"): kept for the log.
+    if (status < 200 || status > 299) throw new KubeApiError(status, { message: text.trim().slice(0, 500) });
+    return text;
+  }
+
   /** A collection, as whole objects or as a PartialObjectMetadataList. */
   async list<T>(path: string, query: RequestOptions['query'], representation: Representation, signal?: AbortSignal): Promise<T> {
     const accept = acceptHeaders[representation].list;

@@ -44,4 +44,27 @@ describe('Authorizer when kube-apiserver cannot review', () => {
     const authorizer = new Authorizer(() => Promise.reject(bug));
     expect(await rejection(authorizer.authorize(user, list))).toBe(bug);
   });
+
+  it('while kube-apiserver is not ready, answers a denial with a retriable 503 and asks again next time (a restarted kube-apiserver denies until its RBAC is loaded); an allow stands', async () => {
+    let reviews = 0;
+    let allowed = false;
+    let ready = false;
+    const authorizer = new Authorizer(() => {
+      reviews += 1;
+      return Promise.resolve({ allowed, reason: '' });
+    }, () => ready);
+    const error = await rejection(authorizer.authorize(user, list));
+    expect((error as ApiError).toStatus()).toMatchObject({ code: 503, reason: 'ServiceUnavailable', details: { retryAfterSeconds: 1 } });
+    await rejection(authorizer.authorize(user, list));
+    expect(reviews).toBe(2);
+    ready = true;
+    expect(await authorizer.authorize(user, list)).toEqual({ allowed: false, reason: '' });
+    // A denial from a ready kube-apiserver is cached like kube's (10 s).
+    expect(await authorizer.authorize(user, list)).toEqual({ allowed: false, reason: '' });
+    expect(reviews).toBe(3);
+    const other: Attributes = { ...list, verb: 'get', name: 'x' };
+    ready = false;
+    allowed = true;
+    expect(await authorizer.authorize(user, other)).toEqual({ allowed: true, reason: '' });
+  });
 });

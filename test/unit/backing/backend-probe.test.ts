@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { BackendProbe } from '../../../src/backing/backend-probe.js';
-import { KubeUnavailableError, type Representation } from '../../../src/backing/kube-client.js';
+import { KubeApiError, KubeUnavailableError, type Representation } from '../../../src/backing/kube-client.js';
 
 /** A kube client whose lists succeed or fail as the test says, recording what each asked. */
 class FakeClient {
@@ -19,6 +19,16 @@ class FakeClient {
     }
     if (!this.healthy) return Promise.reject(new KubeUnavailableError(false, { cause: new Error('connect ECONNREFUSED') }));
     return Promise.resolve({ metadata: { resourceVersion: '5' }, items: [] } as T);
+  }
+
+  /** kube-apiserver's own /readyz: 500 until its informers (RBAC among them) have synced. */
+  kubeReady = true;
+  readonly textPaths: string[] = [];
+
+  getText(path: string): Promise<string> {
+    this.textPaths.push(path);
+    if (!this.healthy) return Promise.reject(new KubeUnavailableError(false, { cause: new Error('connect ECONNREFUSED') }));
+    return this.kubeReady ? Promise.resolve('ok') : Promise.reject(new KubeApiError(500, { message: '[-]informer-sync failed: reason withheld' }));
   }
 }
 
@@ -72,6 +82,19 @@ describe('BackendProbe', () => {
     await vi.advanceTimersByTimeAsync(1000);
     expect(probe.failure()).toBeUndefined();
     expect(events).toEqual(['failing', 'recovered']);
+  });
+
+  it("is not ready while kube-apiserver's own /readyz fails, though it serves the list (restarted, its RBAC informers not synced)", async () => {
+    const client = new FakeClient();
+    client.kubeReady = false;
+    probe = new BackendProbe(client, path, { intervalMs: 1000 });
+    probe.start();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(probe.failure()).toBe('kube-apiserver has not answered yet');
+    client.kubeReady = true;
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(probe.failure()).toBeUndefined();
+    expect(client.textPaths).toEqual(['/readyz', '/readyz']);
   });
 
   it('counts a probe kube-apiserver does not answer within its timeout as a failure (a frozen kube-apiserver)', async () => {

@@ -18,6 +18,7 @@ import { once } from 'node:events';
 import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import type { Express } from 'express';
 import type { TlsContextSwitch } from './tls-context.js';
@@ -136,6 +137,7 @@ function dropWhenUnread(res: ServerResponse): void {
  * writes it: a client that is not told puts the connection back in its pool
  * and sends its next request into the close, which kube-apiserver's proxy
  * answers 503 `error trying to reach service: EOF` (a POST is not retried).
+ * The close lingers (`lingerOnClose`).
  */
 function closeWhenBodyUnread(req: IncomingMessage, res: ServerResponse): void {
   // Node detaches the socket from the request once answered.
@@ -143,14 +145,32 @@ function closeWhenBodyUnread(req: IncomingMessage, res: ServerResponse): void {
   const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse;
   Object.assign(res, {
     writeHead: (...args: unknown[]): ServerResponse => {
-      if (!req.complete && !res.headersSent && !discardable(req)) res.setHeader('Connection', 'close');
+      if (!req.complete && !res.headersSent) {
+        if (!discardable(req)) res.setHeader('Connection', 'close');
+        if (res.getHeader('Connection') === 'close') lingerOnClose(socket);
+      }
       return writeHead(...args);
     },
   });
-  res.once('finish', () => {
-    if (res.getHeader('Connection') !== 'close') return;
-    socket.end();
-    setTimeout(() => socket.destroy(), rstAvoidanceDelayMs).unref();
+}
+
+/**
+ * net/http's closeWriteAndWait for an answer that closes its connection
+ * while the client is still sending the body. Node ends such an answer with
+ * `destroySoon()`, which closes the socket as soon as the answer is
+ * written: the client's next write then fails (EPIPE, or a reset that can
+ * also discard the answer), and kube-apiserver's proxy, still writing the
+ * body, reports its failed write, `503 error trying to reach service:
+ * write: broken pipe`, instead of the answer. Here the answer is followed by
+ * a half-close; what the client still sends is read (and discarded by the
+ * request) for `rstAvoidanceDelayMs`, then the socket closes.
+ */
+function lingerOnClose(socket: Duplex): void {
+  Object.assign(socket, {
+    destroySoon: (): void => {
+      socket.end();
+      setTimeout(() => socket.destroy(), rstAvoidanceDelayMs).unref();
+    },
   });
 }
 
@@ -169,7 +189,7 @@ function discardable(req: IncomingMessage): boolean {
  * connection and lose the answer. Half-close after the answer, discard what
  * still arrives for a moment, then close.
  */
-function answerThenLinger(socket: import('node:stream').Duplex, answer: string): void {
+function answerThenLinger(socket: Duplex, answer: string): void {
   // The HTTP parser that failed must not see more bytes.
   socket.removeAllListeners('data');
   socket.on('data', () => undefined);
@@ -182,7 +202,7 @@ function answerThenLinger(socket: import('node:stream').Duplex, answer: string):
 const rstAvoidanceDelayMs = 500;
 
 /** Node's own answers to unparsable requests, except oversized headers, which get Go's text body rather than an empty one. */
-function answerClientError(error: Error & { code?: string }, socket: import('node:stream').Duplex): void {
+function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
   if (!socket.writable || error.code === 'ECONNRESET') socket.destroy();
   else if (error.code === 'HPE_HEADER_OVERFLOW') answerThenLinger(socket, headersTooLarge);
   else if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') socket.end('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');

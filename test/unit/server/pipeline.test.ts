@@ -4,10 +4,12 @@
  * metav1.Status with kube's wording. The authorizer and TokenReview are
  * stand-ins here; the integration tests use kube-apiserver's.
  */
+import { once } from 'node:events';
 import https from 'node:https';
+import net from 'node:net';
 import tls from 'node:tls';
 import { Router } from 'express';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { tenancyV1alpha1 } from '../../../src/api/group.js';
 import { discoveryRouter } from '../../../src/api/discovery-handler.js';
 import { discoveryV2ContentType } from '../../../src/api/discovery.js';
@@ -439,6 +441,40 @@ describe('an answer sent before the request body was read', () => {
       req.write(Buffer.alloc(1 << 20, 0x20));
     });
     expect(answer).toEqual({ status: 403, connection: 'close' });
+  });
+
+  it('goes on reading what the client still sends for a moment before closing, as net/http (closeWriteAndWait), so the answer is not lost to a reset', async () => {
+    const chunk = Buffer.alloc(64 << 10, 0x20);
+    // Half-open, as Go's client: the server's FIN does not end what the client sends.
+    const raw = net.connect({ host: '127.0.0.1', port, allowHalfOpen: true });
+    const socket = tls.connect({ socket: raw, ca: servingCAPem, servername: 'localhost', cert: pki.frontProxyClient.certPem, key: pki.frontProxyClient.keyPem });
+    const failures: string[] = [];
+    socket.on('error', (error: Error) => {
+      failures.push(error.message);
+    });
+    await once(socket, 'secureConnect');
+    const headers = Object.entries({ ...asAdmin, 'Content-Type': 'application/json', 'Content-Length': String(16 * chunk.length) }).map(([name, value]) => `${name}: ${value}\r\n`);
+    socket.write(`POST /refuse-unread HTTP/1.1\r\nHost: localhost\r\n${headers.join('')}\r\n`);
+    for (let i = 0; i < 4; i++) socket.write(chunk);
+    let answer = '';
+    socket.on('data', (data: Buffer) => (answer += data.toString('latin1')));
+    await vi.waitFor(
+      () => {
+        expect(answer).toContain('"refused":true');
+      },
+      { timeout: 3000 },
+    );
+    // Go's proxy goes on writing the body after the answer came, and reports a failed write (503) rather than the answer.
+    for (let i = 0; i < 12; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      socket.write(chunk);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(failures).toEqual([]);
+    expect(answer).toMatch(/^HTTP\/1\.1 403 [^]*\r\nConnection: close\r\n/);
+    // The server half-closed after its answer (and closes after rstAvoidanceDelay).
+    expect(socket.readableEnded).toBe(true);
+    socket.destroy();
   });
 
   it('keeps the connection of an answer to a request read whole', async () => {

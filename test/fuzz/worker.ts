@@ -46,14 +46,16 @@ export class Worker {
   async run(c: FuzzCase): Promise<Observation> {
     const p: Placeholders = { ...this.placeholders, new: `fuzz-w${this.index}-n${this.#created++}` };
     const write = WRITE_METHODS.has(c.method);
-    const before = write ? await this.#ensureTarget('ours') : undefined;
-    if (write && c.comparable) await this.#ensureTarget('reference');
+    // Every case starts with the target present on both sides: after a write one side accepted and the
+    // other refused (a DELETE), every later read would differ too, hiding what the later cases show.
+    const before = await this.#ensureTarget('ours');
+    if (c.comparable) await this.#ensureTarget('reference');
     const [ours, theirs] = await Promise.all([this.#send('ours', c, p), c.comparable ? this.#send('reference', c, p) : Promise.resolve(undefined)]);
     if (!write) return { testCase: c, ours, ...(theirs === undefined ? {} : { theirs }) };
     const refused = (outcome: Outcome | undefined): boolean => outcome !== undefined && !('error' in outcome) && outcome.status >= 300;
     if (!refused(ours)) delete this.#known.ours;
     if (!refused(theirs)) delete this.#known.reference;
-    const changed = refused(ours) && before !== undefined ? await this.#changeSince(before, c, p) : undefined;
+    const changed = refused(ours) ? await this.#changeSince(before, c, p) : undefined;
     await this.#removeCreated(p.new, ours, theirs);
     if (c.method === 'DELETE') await this.#settleDeletion(c.comparable);
     return { testCase: c, ours, ...(theirs === undefined ? {} : { theirs }), ...(changed === undefined ? {} : { changed }) };

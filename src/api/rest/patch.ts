@@ -16,6 +16,7 @@ import { ApiError, badRequest, conflict, notFound, optimisticLockMessage, unsupp
 import { checkJsonPatchSize, decodeObject, parseJson, parseJsonDocument, patchTypes, readBodyBytes, strictDecodingWarnings } from './body.js';
 import type { WriteCall } from './contracts.js';
 import { firstOverflowingNumber, type StrictErrors } from './body-worker.js';
+import { asKubePointer } from './json-patch-pointer.js';
 import { yamlReaderError } from './body-type-meta.js';
 import { admitCreate, admitUpdate, checkTypeMeta, pruneSchemaOf, strictDecoding, subresourceOf, withTypedMetadata } from './decode.js';
 import { parseWriteParameters, type WriteParameters } from './query.js';
@@ -161,7 +162,7 @@ function applyPatch(type: string, current: ApiObject, patch: unknown): unknown {
   const operations = (patch ?? []) as (jsonPatch.Operation | null)[];
   if (operations.includes(null)) throw patchFailed();
   try {
-    return jsonPatch.applyPatch(structuredClone(current), operations.map(withDefaultValue), true, false).newDocument;
+    return jsonPatch.applyPatch(structuredClone(current), operations.map(withDefaultValue).map(withKubePointers), true, false).newDocument;
   } catch {
     // JsonPatchError, a plain Error for prototype paths (`/constructor/prototype/x`), a TypeError for an
     // operation on a document an earlier one removed: the operations fail on this object, as they do in kube.
@@ -174,6 +175,19 @@ function withDefaultValue(operation: jsonPatch.Operation | null): jsonPatch.Oper
   const op = operation as jsonPatch.Operation;
   if ((op.op === 'add' || op.op === 'replace') && !Object.hasOwn(op, 'value')) return { ...op, value: null } as jsonPatch.Operation;
   return op;
+}
+
+/** The operation's pointers as kube's library reads them; one that reaches nothing fails the patch. */
+function withKubePointers(operation: jsonPatch.Operation): jsonPatch.Operation {
+  const pointers: Record<string, string> = {};
+  for (const field of ['path', 'from'] as const) {
+    const pointer: unknown = (operation as Partial<Record<typeof field, unknown>>)[field];
+    if (typeof pointer !== 'string') continue;
+    const read = asKubePointer(pointer, operation.op);
+    if (read === undefined) throw patchFailed();
+    pointers[field] = read;
+  }
+  return { ...operation, ...pointers };
 }
 
 /**

@@ -322,6 +322,7 @@ describe('item 4: ObjectMeta is decoded and validated as kube does, for every wr
     // The fuzzer's move from the root put the document inside itself: a stack overflow, answered 500.
     { name: 'json patch moving the root into itself', request: (n) => ({ method: 'PATCH', path: `/${n}`, body: '[{"op":"move","from":"","path":"/kind"}]', contentType: jsonPatch }), code: 422, redact: true },
     { name: 'json patch moving an object into its own child', request: (n) => ({ method: 'PATCH', path: `/${n}`, body: '[{"op":"move","from":"/spec","path":"/spec/x"}]', contentType: jsonPatch }), code: 422, redact: true },
+    { name: "json patch with fast-json-patch's internal _get op", request: (n) => ({ method: 'PATCH', path: `/${n}`, body: '[{"op":"_get","path":""}]', contentType: jsonPatch }), code: 422, redact: true },
     { name: 'json patch copying the root', request: (n) => ({ method: 'PATCH', path: `/${n}`, body: '[{"op":"copy","from":"","path":"/spec/x"}]', contentType: jsonPatch }), code: 422, redact: true },
     { name: 'json patch that is an object', request: (n) => ({ method: 'PATCH', path: `/${n}`, body: '{"op":"add"}', contentType: jsonPatch }), code: 400 },
     { name: 'json patch with a number as operation', request: (n) => ({ method: 'PATCH', path: `/${n}`, body: '[5]', contentType: jsonPatch }), code: 400 },

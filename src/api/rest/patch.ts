@@ -177,8 +177,13 @@ function withDefaultValue(operation: jsonPatch.Operation | null): jsonPatch.Oper
   return op;
 }
 
-/** The operation's pointers as kube's library reads them; one that reaches nothing fails the patch. */
+/** RFC 6902's operations, which kube's library knows; fast-json-patch also runs its internal `_get`. */
+const jsonPatchOperations: ReadonlySet<string> = new Set(['add', 'remove', 'replace', 'move', 'copy', 'test']);
+
+/** The operation's pointers as kube's library reads them; one that reaches nothing, or an unknown op, fails the patch. */
 function withKubePointers(operation: jsonPatch.Operation): jsonPatch.Operation {
+  // kube: `Unexpected kind`, its bare 422.
+  if (!jsonPatchOperations.has(operation.op)) throw patchFailed();
   const pointers: Record<string, string> = {};
   for (const field of ['path', 'from'] as const) {
     const pointer: unknown = (operation as Partial<Record<typeof field, unknown>>)[field];

@@ -389,6 +389,9 @@ const optionCases: Case[] = [
   { name: 'apply dryRun=Bogus', request: (n) => ({ method: 'PATCH', path: `/${n}?fieldManager=t&dryRun=Bogus`, body: JSON.stringify(claim(n)), contentType: apply }), code: 422 },
   { name: 'status update dryRun=Bogus', request: (n) => ({ method: 'PUT', path: `/${n}/status?dryRun=Bogus`, body: JSON.stringify(claim(n)), contentType: json }), code: 422 },
   { name: 'status patch fieldValidation=Bogus', request: (n) => ({ method: 'PATCH', path: `/${n}/status?fieldValidation=Bogus`, body: '{}', contentType: merge }), code: 422 },
+  // The fuzzer's: a status patch emptying resourceVersion was accepted (the status write restores the stored metadata).
+  { name: 'status patch emptying resourceVersion', request: (n) => ({ method: 'PATCH', path: `/${n}/status`, body: '{"metadata":{"resourceVersion":""}}', contentType: merge }), code: 422 },
+  { name: 'merge patch emptying resourceVersion', request: (n) => ({ method: 'PATCH', path: `/${n}`, body: '{"metadata":{"resourceVersion":""}}', contentType: merge }), code: 422 },
   { name: 'delete Foreground with a grace period out of range', request: (n) => ({ method: 'DELETE', path: `/${n}?propagationPolicy=Foreground&gracePeriodSeconds=9999999999999999999` }), code: 400 },
   { name: 'delete orphanDependents with a grace period that is not a number', request: (n) => ({ method: 'DELETE', path: `/${n}?orphanDependents=true&gracePeriodSeconds=soon` }), code: 400 },
   { name: 'delete Foreground dryRun=Bogus', request: (n) => ({ method: 'DELETE', path: `/${n}?propagationPolicy=Foreground&dryRun=Bogus` }), code: 422 },

@@ -21,6 +21,7 @@ import { yamlReaderError } from './body-type-meta.js';
 import { admitCreate, admitUpdate, checkTypeMeta, pruneSchemaOf, strictDecoding, subresourceOf, withTypedMetadata } from './decode.js';
 import { parseWriteParameters, type WriteParameters } from './query.js';
 import { negotiateWriteOutput, respondObject, sendWarnings } from './representation.js';
+import { resourceVersionRequired } from './update.js';
 import type { ApiObject } from './types.js';
 
 const maxPatchAttempts = 5;
@@ -46,7 +47,9 @@ export async function patchObject(call: WriteCall): Promise<void> {
     const precondition = patched.metadata.resourceVersion;
     // A resourceVersion inside the patch is a precondition, never overwritten by a retry.
     const pinned = precondition !== current.metadata.resourceVersion;
-    if (pinned && precondition !== undefined && precondition !== '') throw conflict(call.gr, call.info.name, optimisticLockMessage);
+    // A patch that empties resourceVersion leaves the store nothing to compare (status patches too).
+    if (precondition === '') throw resourceVersionRequired(call);
+    if (pinned && precondition !== undefined) throw conflict(call.gr, call.info.name, optimisticLockMessage);
     await admitUpdate(call, patched, current);
     const decodingWarnings = unknownFields === undefined ? [] : strictDecoding(call, write, [unknownFields]);
     try {

@@ -5,7 +5,7 @@
  * validation (422) and admission, then the one write.
  */
 import { invalid, invalidValue } from '../field-errors.js';
-import { conflict, badRequest, optimisticLockMessage } from '../status.js';
+import { ApiError, conflict, badRequest, optimisticLockMessage } from '../status.js';
 import { checkObjectMediaType } from './body.js';
 import type { WriteCall } from './contracts.js';
 import { admitUpdate, decodeBody, subresourceOf } from './decode.js';
@@ -46,11 +46,14 @@ function checkUpdatePreconditions(call: WriteCall, object: ApiObject, current: A
       `StorageError: invalid object, Code: 4, Key: ${key}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: ${uid}, UID in object meta: ${current.metadata.uid ?? ''}`,
     );
   }
-  if (resourceVersion === undefined || resourceVersion === '') {
-    // NewInvalid with the resource as kind, as the generic store words it.
-    throw invalid(call.gr.group, call.gr.resource, call.info.name, [invalidValue('metadata.resourceVersion', 0, 'must be specified for an update')]);
-  }
+  if (resourceVersion === undefined || resourceVersion === '') throw resourceVersionRequired(call);
   if (resourceVersion !== current.metadata.resourceVersion) {
     throw conflict(call.gr, call.info.name, optimisticLockMessage);
   }
+}
+
+/** The generic store's refusal of an update without a resourceVersion (custom resources allow no unconditional update). */
+export function resourceVersionRequired(call: WriteCall): ApiError {
+  // NewInvalid with the resource as kind, as the generic store words it.
+  return invalid(call.gr.group, call.gr.resource, call.info.name, [invalidValue('metadata.resourceVersion', 0, 'must be specified for an update')]);
 }

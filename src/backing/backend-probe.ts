@@ -14,7 +14,11 @@
  * kube-apiserver answers before its informers (RBAC among them) have
  * synced, and until then its SubjectAccessReviews deny what a RoleBinding
  * not yet loaded allows (auth/authorizer.ts does not trust a denial while
- * this probe fails). One probe every `intervalMs`, each bounded by `timeoutMs`; not ready
+ * this probe fails). That /readyz leaves out kube-apiserver's storage
+ * checks (`etcd`, `etcd-readiness`): the LIST above is this server's storage
+ * check, and kube-apiserver's own lags etcd's return by up to ~20 s (its
+ * check client reconnects with gRPC backoff and caches its last error),
+ * while kube-apiserver already serves. One probe every `intervalMs`, each bounded by `timeoutMs`; not ready
  * after `failureThreshold` failures in a row (as a kubelet probe's
  * failureThreshold: one slow answer on a busy machine is not an outage),
  * ready again at the first success. A success after any failure runs
@@ -36,6 +40,8 @@ export interface BackendProbeOptions {
 const defaultIntervalMs = 2_000;
 const defaultTimeoutMs = 5_000;
 const defaultFailureThreshold = 2;
+/** kube-apiserver's readiness apart from its storage checks (healthz `exclude`). */
+export const kubeReadinessPath = '/readyz?exclude=etcd&exclude=etcd-readiness';
 
 export class BackendProbe {
   private readonly intervalMs: number;
@@ -78,7 +84,7 @@ export class BackendProbe {
     }, this.timeoutMs);
     try {
       await this.client.list(this.path, { limit: '1' }, 'metadata', deadline.signal);
-      await this.client.getText('/readyz', deadline.signal);
+      await this.client.getText(kubeReadinessPath, deadline.signal);
       const recovered = this.succeededOnce && this.consecutiveFailures > 0;
       this.consecutiveFailures = 0;
       this.succeededOnce = true;

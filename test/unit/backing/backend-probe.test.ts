@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { BackendProbe } from '../../../src/backing/backend-probe.js';
+import { BackendProbe, kubeReadinessPath } from '../../../src/backing/backend-probe.js';
 import { KubeApiError, KubeUnavailableError, type Representation } from '../../../src/backing/kube-client.js';
 
 /** A kube client whose lists succeed or fail as the test says, recording what each asked. */
@@ -94,7 +94,7 @@ describe('BackendProbe', () => {
     client.kubeReady = true;
     await vi.advanceTimersByTimeAsync(1000);
     expect(probe.failure()).toBeUndefined();
-    expect(client.textPaths).toEqual(['/readyz', '/readyz']);
+    expect(client.textPaths).toEqual([kubeReadinessPath, kubeReadinessPath]);
   });
 
   it('counts a probe kube-apiserver does not answer within its timeout as a failure (a frozen kube-apiserver)', async () => {

@@ -12,21 +12,33 @@
  *   cache has reached X; a cache below X is fenced like a consistent read,
  *   whose resourceVersion is then at least X unless X is in the future.
  *
- * Everything else (Exact, limit, continue) is kube-apiserver's, and so is
- * every read the cache cannot answer in time (its watch broken, or lagging
- * beyond the fence's wait): `undefined` tells the caller to ask it.
+ * - limit, resourceVersion unset: the first page after the fence, the rest
+ *   of the selected objects kept as a snapshot (list-snapshots.ts); a
+ *   continue token of that list reads its next page from the snapshot, at
+ *   the first page's resourceVersion, as kube's cacher serves pages from
+ *   its store snapshots. The token names the resourceVersion and the last
+ *   object, so a replica without the snapshot reads the page from
+ *   kube-apiserver at that resourceVersion instead.
+ *
+ * Everything else (Exact; a limit with a resourceVersion, which kube reads
+ * from etcd too) is kube-apiserver's, and so is every read the cache cannot
+ * answer in time (its watch broken, or lagging beyond the fence's wait):
+ * `undefined` tells the caller to ask it.
  *
  * The objects come from the resource's WatchHub, which the same informer
  * handler feeds in the same turn as the records cache the fence looks at,
  * so what the fence approved is what is read.
  */
-import { compareStorageKeys, revision, type ApiObject, type ObjectList } from '../api/rest/types.js';
+import { compareStorageKeys, revision, storageKey, type ApiObject, type ObjectList } from '../api/rest/types.js';
+import type { SelectionPredicate } from '../api/rest/selection.js';
 import type { WatchHub } from '../api/rest/watch-hub.js';
 import type { ListQuery } from '../api/rest/store.js';
 import { escapeFieldValue } from '../api/selectors.js';
 import { ConsistentReadFence, type ProbeScope } from './consistent-read.js';
 import type { ProbeClient } from './consistent-read.js';
 import type { SharedInformer } from './shared-informers.js';
+import type { ContinueTokens, ListIdentity, ListPosition } from './continue-token.js';
+import { ListSnapshots } from './list-snapshots.js';
 import { backingName, bookkeeping, type StorageMapping } from './storage-mapping.js';
 
 /** The records' index by tenant namespace (the bookkeeping label). */
@@ -46,12 +58,14 @@ export type CachedGet = { readonly found: ApiObject } | { readonly absent: true 
 
 export class CachedReads {
   private readonly fence: ConsistentReadFence;
+  private readonly snapshots = new ListSnapshots();
 
   constructor(
     client: ProbeClient,
     private readonly records: SharedInformer<ApiObject>,
     private readonly hub: WatchHub,
     private readonly mapping: StorageMapping,
+    private readonly tokens: ContinueTokens,
   ) {
     records.addIndexer(tenantNamespaceIndex.name, tenantNamespaceIndex.fn);
     this.fence = new ConsistentReadFence(client, records);
@@ -69,20 +83,62 @@ export class CachedReads {
     return { found: object };
   }
 
-  /** undefined: not servable from memory (Exact, limit, continue), or the cache could not answer in time. */
-  async list(namespace: string | undefined, query: ListQuery): Promise<ObjectList | undefined> {
-    if (query.continue !== undefined || query.limit !== undefined || query.resourceVersionMatch === 'Exact') return undefined;
+  /** undefined: not servable from memory (Exact, a limit with a resourceVersion, a page whose snapshot is gone), or the cache could not answer in time. */
+  async list(namespace: string | undefined, query: ListQuery, identity: ListIdentity): Promise<ObjectList | undefined> {
+    if (query.resourceVersionMatch === 'Exact') return undefined;
+    if (query.continue !== undefined) return this.nextPage(query.continue, query, identity);
+    if (query.limit !== undefined && query.resourceVersion !== undefined) return undefined;
     const name = query.selection.matchesSingle();
     const scope = name !== undefined && namespace !== undefined ? this.objectScope(backingName(namespace, name)) : this.collectionScope(namespace);
     const at = await this.freshAt(scope, query.resourceVersion);
     if (at === undefined) return undefined;
-    const items =
-      name !== undefined && namespace !== undefined ? [this.hub.get(namespace, name)].filter((o): o is ApiObject => o !== undefined) : this.hub.list(namespace);
+    const items = (
+      name !== undefined && namespace !== undefined ? [this.hub.get(namespace, name)].filter((o): o is ApiObject => o !== undefined) : this.hub.list(namespace)
+    ).sort(compareStorageKeys);
+    if (query.limit === undefined) return this.listOf(at, items);
+    const selected = items.filter((object) => query.selection.matches(object));
+    this.snapshots.put(snapshotKey(at, identity, query.selection), selected);
+    return this.page(selected, 0, Number(query.limit), at, identity, query.selection);
+  }
+
+  /** The page after the token's position, from the snapshot of its list; undefined when this replica has none. */
+  private async nextPage(token: string, query: ListQuery, identity: ListIdentity): Promise<ObjectList | undefined> {
+    const position = await this.tokens.open(token, identity);
+    const at = String(position.rv);
+    const selected = this.snapshots.get(snapshotKey(at, identity, query.selection));
+    if (selected === undefined) return undefined;
+    const limit = query.limit === undefined ? Infinity : Number(query.limit);
+    return this.page(selected, firstAfter(selected, position), limit, at, identity, query.selection);
+  }
+
+  /**
+   * `limit` objects from `start`, and a continue token when more remain,
+   * with their count when nothing is selected (kube counts only then:
+   * etcd3 store GetList, `pred.Empty()`).
+   */
+  private async page(
+    selected: readonly ApiObject[],
+    start: number,
+    limit: number,
+    at: string,
+    identity: ListIdentity,
+    selection: SelectionPredicate,
+  ): Promise<ObjectList> {
+    const items = selected.slice(start, start + limit);
+    const remaining = selected.length - start - items.length;
+    const last = items.at(-1);
+    if (remaining === 0 || last === undefined) return this.listOf(at, items);
+    const after = { namespace: last.metadata.namespace ?? '', name: last.metadata.name ?? '' };
+    const token = await this.tokens.issue({ rv: Number(at), after }, identity);
+    return this.listOf(at, items, { continue: token, ...(selection.empty() ? { remainingItemCount: remaining } : {}) });
+  }
+
+  private listOf(at: string, items: ApiObject[], more: { continue?: string; remainingItemCount?: number } = {}): ObjectList {
     return {
       apiVersion: this.mapping.virtualApiVersion,
       kind: `${this.mapping.virtual.kind}List`,
-      metadata: { resourceVersion: at },
-      items: items.sort(compareStorageKeys),
+      metadata: { resourceVersion: at, ...more },
+      items,
     };
   }
 
@@ -96,12 +152,10 @@ export class CachedReads {
     const sorted = [...new Set(namespaces)].sort();
     const at = await this.freshAt(sorted.length > maxNamespacesPerProbe ? this.collectionScope(undefined) : this.namespacesScope(sorted), query.resourceVersion);
     if (at === undefined) return undefined;
-    return {
-      apiVersion: this.mapping.virtualApiVersion,
-      kind: `${this.mapping.virtual.kind}List`,
-      metadata: { resourceVersion: at },
-      items: sorted.flatMap((namespace) => this.hub.list(namespace)),
-    };
+    return this.listOf(
+      at,
+      sorted.flatMap((namespace) => this.hub.list(namespace)),
+    );
   }
 
   /**
@@ -150,4 +204,23 @@ export class CachedReads {
     }
     return { key: 'all namespaces', labelSelector: label, cached: () => this.records.list().filter((r) => r.metadata.labels?.[label] !== undefined) };
   }
+}
+
+/** A snapshot is of one list (namespace, selectors, name) at one resourceVersion. */
+function snapshotKey(at: string, identity: ListIdentity, selection: SelectionPredicate): string {
+  return JSON.stringify([at, identity.namespace, identity.name ?? '', selection.label.toString(), selection.field.toString()]);
+}
+
+/** The index of the first object after the position's, in key order (binary search). */
+function firstAfter(selected: readonly ApiObject[], position: ListPosition): number {
+  const after = storageKey(position.after.namespace, position.after.name);
+  let low = 0;
+  let high = selected.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    const object = selected[middle];
+    if (object !== undefined && storageKey(object.metadata.namespace, object.metadata.name) <= after) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }

@@ -48,6 +48,12 @@ interface KubeToken {
   readonly start: string;
 }
 
+/** Where a paginated list stands: its resourceVersion, and the last object returned (the next page starts after it). */
+export interface ListPosition {
+  readonly rv: number;
+  readonly after: { readonly namespace: string; readonly name: string };
+}
+
 /** Seals and opens the tokens with the replicas' shared key. */
 export class ContinueTokens {
   private readonly sealer: TokenSealer;
@@ -59,16 +65,27 @@ export class ContinueTokens {
 
   /** Our token for kube-apiserver's, given the last record of the page. */
   async wrap(kubeToken: string, lastRecord: ApiObject | undefined, list: ListIdentity): Promise<string> {
-    return this.sealer.seal(virtualToken(kubeToken, lastRecord, list));
+    return this.issue(positionAfterRecord(kubeToken, lastRecord), list);
   }
 
-  /** kube-apiserver's token for ours; a token that is not ours, was changed, or is not for this list, is kube's 400. */
+  /** Our token for a page served from memory: the list's resourceVersion and its last object. */
+  async issue(position: ListPosition, list: ListIdentity): Promise<string> {
+    const token: VirtualToken = { v: tokenVersion, rv: position.rv, list: listDigest(list), after: position.after };
+    return this.sealer.seal(token);
+  }
+
+  /** Where the list stands; a token that is not ours, was changed, or is not for this list, is kube's 400. */
+  async open(token: string, list: ListIdentity): Promise<ListPosition> {
+    return positionOf(await this.sealer.open(token), list);
+  }
+
+  /** kube-apiserver's token for ours (the next page from kube-apiserver, at the token's resourceVersion). */
   async unwrap(token: string, list: ListIdentity): Promise<string> {
-    return kubeTokenFor(await this.sealer.open(token), list);
+    return kubeTokenAt(await this.open(token, list));
   }
 }
 
-function virtualToken(kubeToken: string, lastRecord: ApiObject | undefined, list: ListIdentity): VirtualToken {
+function positionAfterRecord(kubeToken: string, lastRecord: ApiObject | undefined): ListPosition {
   const decoded = decodeJson(kubeToken) as Partial<KubeToken> | undefined;
   const recordName = lastRecord?.metadata.name;
   const namespace = lastRecord?.metadata.labels?.[bookkeeping.namespaceLabel];
@@ -84,11 +101,11 @@ function virtualToken(kubeToken: string, lastRecord: ApiObject | undefined, list
     // kube changed its token format, or the page ended on a record that is not a claim's.
     throw internalError('unexpected continue token from storage');
   }
-  return { v: tokenVersion, rv: decoded.rv, list: listDigest(list), after: { namespace, name } };
+  return { rv: decoded.rv, after: { namespace, name } };
 }
 
 /** The checks kube makes on its own tokens, and ours: the version, the resourceVersion, a start key path.Clean cannot move. */
-function kubeTokenFor(opened: unknown, list: ListIdentity): string {
+function positionOf(opened: unknown, list: ListIdentity): ListPosition {
   if (typeof opened !== 'object' || opened === null) throw invalidToken('continue key is not valid');
   const decoded = opened as Partial<VirtualToken>;
   if (decoded.v !== tokenVersion) throw invalidToken('continue key is not valid: server does not recognize this encoded version');
@@ -102,7 +119,11 @@ function kubeTokenFor(opened: unknown, list: ListIdentity): string {
   if (decoded.list !== listDigest(list) || (list.namespace !== '' && after.namespace !== list.namespace)) {
     throw invalidToken('continue key is not valid: it was issued for another list');
   }
-  const kube: KubeToken = { v: kubeTokenVersion, rv: decoded.rv, start: `/${backingName(after.namespace, after.name)}\u0000` };
+  return { rv: decoded.rv, after: { namespace: after.namespace, name: after.name } };
+}
+
+function kubeTokenAt(position: ListPosition): string {
+  const kube: KubeToken = { v: kubeTokenVersion, rv: position.rv, start: `/${backingName(position.after.namespace, position.after.name)}\u0000` };
   return Buffer.from(JSON.stringify(kube)).toString('base64url');
 }
 

@@ -7,8 +7,11 @@
  * answered from memory once a fence has shown the records cache is fresh
  * for the read's scope (cached-reads.ts, consistent-read.ts), so they
  * never miss a write acknowledged before they started, on any replica;
- * resourceVersion=0 is served from memory at once. Exact, paginated reads
- * and reads the cache cannot answer in time go to kube-apiserver. The
+ * so are consistent paginated lists, their later pages from a snapshot of
+ * the first page's state; resourceVersion=0 is served from memory at once.
+ * Exact reads, a limit with a resourceVersion, a page whose snapshot this
+ * replica does not hold and reads the cache cannot answer in time go to
+ * kube-apiserver. The
  * memory is the hub, fed from the process's shared records informer, which
  * also feeds every tenant watch. Lists
  * push the request's label selector down to kube-apiserver; which claims
@@ -80,7 +83,7 @@ export class RecordStore implements WritableStore {
         hub.progress(resourceVersion);
       },
     });
-    this.cachedReads = new CachedReads(this.client, records, hub, mapping);
+    this.cachedReads = new CachedReads(this.client, records, hub, mapping, this.continueTokens);
   }
 
   stop(): void {
@@ -124,12 +127,12 @@ export class RecordStore implements WritableStore {
       return this.listFromCache(namespace);
     }
     const target = this.target(namespace ?? '', '');
-    const cachedReads = this.cachedReads;
-    const fromMemory = cachedReads === undefined ? undefined : await this.backing(target, () => cachedReads.list(namespace, query));
-    if (fromMemory !== undefined) return fromMemory;
     const name = query.selection.matchesSingle();
     const labelSelector = query.selection.label.isEverything() ? undefined : query.selection.label.toString();
     const identity: ListIdentity = { namespace: namespace ?? '', labelSelector, name };
+    const cachedReads = this.cachedReads;
+    const fromMemory = cachedReads === undefined ? undefined : await this.backing(target, () => cachedReads.list(namespace, query, identity));
+    if (fromMemory !== undefined) return fromMemory;
     const kubeContinue = query.continue === undefined ? undefined : await this.continueTokens.unwrap(query.continue, identity);
     const list = await this.backing(target, () =>
       this.client.get<ObjectList>(this.collectionPath, {

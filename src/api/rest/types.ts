@@ -76,7 +76,12 @@ export function revision(resourceVersion: string | undefined): bigint {
  * comparing UTF-16 code units is comparing bytes.
  */
 export function compareStorageKeys(a: ApiObject, b: ApiObject): number {
-  const ka = `${a.metadata.namespace ?? ''}/${a.metadata.name ?? ''}`;
-  const kb = `${b.metadata.namespace ?? ''}/${b.metadata.name ?? ''}`;
+  const ka = storageKey(a.metadata.namespace, a.metadata.name);
+  const kb = storageKey(b.metadata.namespace, b.metadata.name);
   return ka < kb ? -1 : ka > kb ? 1 : 0;
+}
+
+/** What compareStorageKeys compares: `<namespace>/<name>`. */
+export function storageKey(namespace: string | undefined, name: string | undefined): string {
+  return `${namespace ?? ''}/${name ?? ''}`;
 }

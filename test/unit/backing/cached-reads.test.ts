@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { SelectionPredicate } from '../../../src/api/rest/selection.js';
+import { SelectionPredicate, selectableFields } from '../../../src/api/rest/selection.js';
+import { parseFieldSelector, parseLabelSelector } from '../../../src/api/selectors.js';
 import type { ApiObject } from '../../../src/api/rest/types.js';
 import { WatchHub } from '../../../src/api/rest/watch-hub.js';
 import { ContinueTokens } from '../../../src/backing/continue-token.js';
@@ -40,8 +41,11 @@ class FakeKube {
     return new Promise((resolve) => options.signal?.addEventListener('abort', () => { resolve(); }));
   }
 
-  get<T>(): Promise<T> {
+  readonly directQueries: (Record<string, string | undefined> | undefined)[] = [];
+
+  get<T>(_path?: string, query?: Record<string, string | undefined>): Promise<T> {
     this.directReads++;
+    this.directQueries.push(query);
     return Promise.resolve({ metadata: { resourceVersion: this.revision }, items: this.truth } as T);
   }
 
@@ -123,14 +127,66 @@ describe('HostClaim reads from memory', () => {
     expect([list.metadata.resourceVersion, list.items.length, kube.probes.length, kube.directReads]).toEqual(['10', 1, 0, 0]);
   });
 
-  it('leaves paginated lists, and every read before the cache has synced, to kube-apiserver', async () => {
+  it('pages a consistent list from memory: every page at the first page\'s resourceVersion, later pages from its snapshot', async () => {
+    const kube = new FakeKube();
+    kube.truth = [record('a', '5'), record('b', '6'), record('c', '7')];
+    kube.revision = '40';
+    const store = await started(kube);
+    const first = await store.list('tenant-a', { selection: SelectionPredicate.everything(), limit: '2' });
+    expect([first.metadata.resourceVersion, first.items.map((o) => o.metadata.name), first.metadata.remainingItemCount]).toEqual(['40', ['a', 'b'], 1]);
+    expect(first.metadata.continue).toMatch(/^[\w-]+\.\.[\w-]+\.[\w-]+\.[\w-]+$/);
+    // A write after the first page: the next page still shows the list as it was at 40.
+    kube.write(record('c', '41'))();
+    await settle();
+    const second = await store.list('tenant-a', { selection: SelectionPredicate.everything(), limit: '2', continue: first.metadata.continue });
+    expect([second.metadata.resourceVersion, second.items.map((o) => `${o.metadata.name ?? ''}@${o.metadata.resourceVersion ?? ''}`), second.metadata.continue]).toEqual([
+      '40',
+      ['c@7'],
+      undefined,
+    ]);
+    expect([kube.probes.length, kube.directReads]).toEqual([1, 0]);
+    // While a new list sees the write.
+    const fresh = await store.list('tenant-a', { selection: SelectionPredicate.everything(), limit: '5' });
+    expect([fresh.metadata.resourceVersion, fresh.items.map((o) => o.metadata.resourceVersion)]).toEqual(['41', ['5', '6', '41']]);
+  });
+
+  it('counts the remaining objects only when nothing is selected, and pages what the selection matches', async () => {
+    const kube = new FakeKube();
+    kube.truth = [record('a', '5'), record('b', '6'), record('c', '7')];
+    const store = await started(kube);
+    const selection = new SelectionPredicate(parseLabelSelector(''), parseFieldSelector('metadata.name!=b', selectableFields));
+    const first = await store.list('tenant-a', { selection, limit: '1' });
+    expect([first.items.map((o) => o.metadata.name), first.metadata.remainingItemCount]).toEqual([['a'], undefined]);
+    const second = await store.list('tenant-a', { selection, limit: '1', continue: first.metadata.continue });
+    expect([second.items.map((o) => o.metadata.name), second.metadata.continue]).toEqual([['c'], undefined]);
+    // The token is bound to its list: another label selector is kube's 400.
+    const otherList = new SelectionPredicate(parseLabelSelector('x=y'), parseFieldSelector('', selectableFields));
+    await expect(store.list('tenant-a', { selection: otherList, limit: '1', continue: first.metadata.continue })).rejects.toMatchObject({ code: 400 });
+  });
+
+  it("reads a page whose snapshot it does not hold from kube-apiserver, at the token's resourceVersion after its last object", async () => {
+    const kube = new FakeKube();
+    kube.truth = [record('a', '5'), record('b', '6')];
+    kube.revision = '40';
+    const first = await (await started(kube)).list('tenant-a', { selection: SelectionPredicate.everything(), limit: '1' });
+    // Another replica: the same key, no snapshot.
+    factory?.stop();
+    const other = await started(kube);
+    await other.list('tenant-a', { selection: SelectionPredicate.everything(), limit: '1', continue: first.metadata.continue });
+    const kubeToken = kube.directQueries.at(-1)?.['continue'] ?? '';
+    expect(JSON.parse(Buffer.from(kubeToken, 'base64url').toString('utf8'))).toEqual({ v: 'meta.k8s.io/v1', rv: 40, start: '/tenant-a.a\u0000' });
+    expect(kube.directReads).toBe(1);
+  });
+
+  it('leaves Exact lists, a limit with a resourceVersion, and every read before the cache has synced, to kube-apiserver', async () => {
     const kube = new FakeKube();
     kube.truth = [record('a', '5')];
     const store = await started(kube);
-    await store.list('tenant-a', { selection: SelectionPredicate.everything(), limit: '1' });
-    expect([kube.probes.length, kube.directReads]).toEqual([0, 1]);
+    await store.list('tenant-a', { selection: SelectionPredicate.everything(), limit: '1', resourceVersion: '5' });
+    await store.list('tenant-a', { selection: SelectionPredicate.everything(), resourceVersion: '5', resourceVersionMatch: 'Exact' });
+    expect([kube.probes.length, kube.directReads]).toEqual([0, 2]);
     const unstarted = new RecordStore(kube as unknown as KubeClient, new SharedInformerFactory(kube, { onError: () => undefined, onNotServed: () => undefined }), mapping, hostClaimRecord.plural, gr, new WatchHub({ resource: gr }), new ContinueTokens(Promise.resolve(new Uint8Array(32))));
     await unstarted.list('tenant-a', { selection: SelectionPredicate.everything() });
-    expect([kube.probes.length, kube.directReads]).toEqual([0, 2]);
+    expect([kube.probes.length, kube.directReads]).toEqual([0, 3]);
   });
 });

@@ -13,6 +13,7 @@
  * the write's answer has reached the test: a replica answering from its
  * cache without the consistent-read fence would return the old state here.
  */
+import { execFileSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,6 +21,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { startDevEnvironment, type DevEnvironment } from '../controlplane/environment.js';
 import { startDelayingProxy, type DelayingProxy } from '../support/delaying-proxy.js';
+import { pollUntil } from '../controlplane/wait.js';
 import { rawClients, type Identity, type RawClients, type RawResponse } from '../support/raw-http.js';
 
 const binDir = inject('controlPlaneBinDir');
@@ -150,7 +152,8 @@ describe('a write through one replica is visible to the next read through anothe
 
   it('paginates across replicas: a continue token issued by one is honoured by the other, and a changed one is refused', async () => {
     const names = ['page-a', 'page-b', 'page-c', 'page-d', 'page-e'];
-    for (const name of names) await write('POST', name, claim(name, { paged: 'yes' }));
+    const created = new Map<string, string>();
+    for (const name of names) created.set(name, (await write('POST', name, claim(name, { paged: 'yes' }))).metadata.resourceVersion);
     const pageOf = async (replica: RawClients, token: string | undefined): Promise<ClaimList> => {
       const query = `?labelSelector=paged%3Dyes&limit=2${token === undefined ? '' : `&continue=${encodeURIComponent(token)}`}`;
       const response = await replica.direct(tenant, { path: `${COLLECTION}${query}` });
@@ -158,9 +161,13 @@ describe('a write through one replica is visible to the next read through anothe
       return response.json as ClaimList;
     };
     const first = await pageOf(replicaA, undefined);
+    // Written after the first page: every later page still shows the list at the first page's resourceVersion.
+    await write('PATCH', 'page-c', { metadata: { labels: { changed: 'yes' } } });
+    await write('PATCH', 'page-e', { metadata: { labels: { changed: 'yes' } } });
     const second = await pageOf(replicaB, first.metadata.continue);
     const third = await pageOf(replicaA, second.metadata.continue);
     expect([first, second, third].map((page) => page.items.map((c) => c.metadata.name))).toEqual([['page-a', 'page-b'], ['page-c', 'page-d'], ['page-e']]);
+    expect([...second.items, ...third.items].map((c) => c.metadata.resourceVersion)).toEqual(['page-c', 'page-d', 'page-e'].map((name) => created.get(name)));
     expect(third.metadata.continue ?? '').toBe('');
     expect(second.metadata.resourceVersion).toBe(first.metadata.resourceVersion);
 
@@ -170,4 +177,71 @@ describe('a write through one replica is visible to the next read through anothe
     expect([refused.status, (refused.json as { message: string }).message]).toEqual([400, 'invalid continue token: continue key is not valid']);
     for (const name of names) await write('DELETE', name);
   }, 120_000);
+});
+
+// ---- HardwareData ------------------------------------------------------------
+
+const HOST = 'replica-host';
+const HARDWAREDATA = `/apis/tenancy.metal3.io/v1alpha1/namespaces/${NAMESPACE}/hardwaredata/infra.${HOST}`;
+
+interface Metadata {
+  metadata: { resourceVersion: string; labels?: Record<string, string> };
+}
+
+async function installMetal3Crds(): Promise<void> {
+  const modCache = execFileSync('go', ['env', 'GOMODCACHE'], { encoding: 'utf8' }).trim();
+  for (const crd of ['metal3.io_baremetalhosts.yaml', 'metal3.io_hostdeploypolicies.yaml']) {
+    await env.controlPlane.applyFile(path.join(modCache, 'github.com/metal3-io/baremetal-operator@v0.13.2', 'config', 'base', 'crds', 'bases', crd));
+  }
+}
+
+/** An update of the object at `objectPath` straight to kube-apiserver (acknowledged before the next read starts). */
+async function updateLabels(objectPath: string, change: (labels: Record<string, string>) => void): Promise<string> {
+  const object = await env.controlPlane.requestJson<Metadata>('GET', objectPath);
+  const labels = { ...object.metadata.labels };
+  change(labels);
+  return (await env.controlPlane.requestJson<Metadata>('PUT', objectPath, { ...object, metadata: { ...object.metadata, labels } })).metadata.resourceVersion;
+}
+
+describe('a HardwareData GET right after a write, through the lagging replica', () => {
+  it("sees the tenant namespace's labels and the host as written", async () => {
+    await installMetal3Crds();
+    const infra = await env.controlPlane.request('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'infra' } });
+    if (infra.status !== 201 && infra.status !== 409) throw new Error(`creating namespace infra: ${infra.status} ${infra.body}`);
+    await env.controlPlane.apply(
+      JSON.stringify({
+        apiVersion: 'metal3.io/v1alpha1',
+        kind: 'HostDeployPolicy',
+        metadata: { name: 'replica-gold', namespace: 'infra', annotations: { 'tenancy.metal3.io/shared-labels': 'round' } },
+        spec: { hostClaimNamespaces: { hasLabels: [{ name: 'tier', value: 'gold' }] } },
+      }),
+    );
+    await env.controlPlane.apply(
+      JSON.stringify({
+        apiVersion: 'metal3.io/v1alpha1',
+        kind: 'BareMetalHost',
+        metadata: { name: HOST, namespace: 'infra', labels: { round: 'start' } },
+        spec: { online: false },
+      }),
+    );
+    const namespacePath = `/api/v1/namespaces/${NAMESPACE}`;
+    const hostPath = `/apis/metal3.io/v1alpha1/namespaces/infra/baremetalhosts/${HOST}`;
+    await updateLabels(namespacePath, (labels) => (labels['tier'] = 'gold'));
+    // Replica B's caches of the new CRDs: served once its informers found them.
+    await pollUntil('replica B to serve the host', async () => ((await replicaB.direct(tenant, { path: HARDWAREDATA })).status === 200 ? true : undefined), { timeoutMs: 60_000 });
+
+    for (let i = 0; i < ITERATIONS / 2; i++) {
+      const hostRv = await updateLabels(hostPath, (labels) => (labels['round'] = String(i)));
+      const afterHost = await readB<Metadata>(tenant, HARDWAREDATA);
+      expect([afterHost.metadata.labels?.['round'], afterHost.metadata.resourceVersion]).toEqual([String(i), hostRv]);
+
+      await updateLabels(namespacePath, (labels) => delete labels['tier']);
+      const gone = await readB<{ reason: string }>(tenant, HARDWAREDATA, 404);
+      expect(gone.reason).toBe('NotFound');
+
+      const namespaceRv = await updateLabels(namespacePath, (labels) => (labels['tier'] = 'gold'));
+      // The object's resourceVersion is its newest input's: the namespace just written.
+      expect((await readB<Metadata>(tenant, HARDWAREDATA)).metadata.resourceVersion).toBe(namespaceRv);
+    }
+  }, 600_000);
 });

@@ -26,7 +26,7 @@ import { followHub } from '../../api/rest/hub-follower.js';
 import { revision, type ApiObject, type ObjectEvent } from '../../api/rest/types.js';
 import type { WatchHub } from '../../api/rest/watch-hub.js';
 import { ApiError } from '../../api/status.js';
-import { ConsistentReadFence, type FencedCache } from '../../backing/consistent-read.js';
+import { ConsistentReadFence, type FencedCache, type Freshness, type ProbeScope } from '../../backing/consistent-read.js';
 import { dependencyFailure } from '../../backing/errors.js';
 import type { KubeObject } from '../../backing/informer.js';
 import type { KubeClient } from '../../backing/kube-client.js';
@@ -36,6 +36,7 @@ import { policyKey } from '../../tenancy/visibility.js';
 import { sameJson } from '../../backing/json.js';
 import { InputMerge } from './input-merge.js';
 import { hostKey, type HardwareDataModel, type TenantContext } from './model.js';
+import { readObject, type ObjectInputs, type ScopedRead } from './object-read.js';
 import { claimNamespacesOf, type ClaimNamespaces } from './projection.js';
 
 /** Where the HostClaims come from: their hub, fed by the shared cache of their records. */
@@ -155,6 +156,28 @@ export class HardwareDataFeed {
     await this.hub.waitForResourceVersion(minimum(revisions).toString());
   }
 
+  /**
+   * A consistent GET of one object, fenced by its own inputs only
+   * (object-read.ts); undefined: ask consistent() and the model instead.
+   */
+  async consistentObject(namespace: string, name: string): Promise<ScopedRead> {
+    if (!this.hub.hasSynced() || this.synced.size < inputs.length) return undefined;
+    return readObject(this.objectInputs(), namespace, name);
+  }
+
+  private objectInputs(): ObjectInputs {
+    const records = this.informers.informerFor<ApiObject>(this.claims.resource);
+    return {
+      model: this.model,
+      host: (namespace, name) => this.hosts.get(namespace, name),
+      namespace: (name) => this.namespaces.get(undefined, name),
+      policiesIn: (namespace) => this.policies.list().filter((policy) => policy.metadata.namespace === namespace),
+      record: (reference) => records.get(reference.namespace, reference.name),
+      hasClaim: (namespace, name, uid) => this.claims.hub.get(namespace, name)?.metadata.uid === uid,
+      fence: (input, scope) => this.fenceScope(input, scope),
+    };
+  }
+
   // ---- inputs ---------------------------------------------------------------
 
   private handlers<T extends KubeObject>(input: Input, replace: (objects: readonly T[]) => void, change: (event: ObjectEvent, position: bigint) => void) {
@@ -203,12 +226,23 @@ export class HardwareDataFeed {
   private async fenceOf(input: Input): Promise<bigint | undefined> {
     const cache = this.cacheOf(input);
     if (cache.isAbsent()) return undefined;
-    this.fences[input] ??= new ConsistentReadFence(this.client, cache);
-    const freshness = await this.fences[input].fence({ key: 'all', cached: () => cache.list() }).catch((error: unknown) => {
-      throw dependencyFailure(error, 'storage') ?? error;
-    });
+    const freshness = await this.fence(input, cache, { key: 'all', cached: () => cache.list() });
     if (!freshness.fresh) throw notCurrent(cache.resource.path);
     return revision(freshness.resourceVersion);
+  }
+
+  /** One scope of the input proven current (false: not served, or not current in time). */
+  private async fenceScope(input: Input, scope: ProbeScope): Promise<boolean> {
+    const cache = this.cacheOf(input);
+    return !cache.isAbsent() && (await this.fence(input, cache, scope)).fresh;
+  }
+
+  /** The input's fence (one per input: probes of a scope are coalesced across requests). */
+  private fence(input: Input, cache: InputCache, scope: ProbeScope): Promise<Freshness> {
+    this.fences[input] ??= new ConsistentReadFence(this.client, cache);
+    return this.fences[input].fence(scope).catch((error: unknown) => {
+      throw dependencyFailure(error, 'storage') ?? error;
+    });
   }
 
   private cacheOf(input: Input): InputCache {

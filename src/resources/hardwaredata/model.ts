@@ -82,6 +82,13 @@ export class HardwareDataModel implements HubStateSource {
     return this.hosts.get(key);
   }
 
+  /** The host whose HardwareData has this name, as far as the model knows. */
+  hostNamed(objectName: string): { namespace: string; name: string } | undefined {
+    const key = this.hostsByObjectName.get(objectName);
+    const host = key === undefined ? undefined : this.hosts.get(key);
+    return host === undefined ? undefined : { namespace: host.metadata.namespace ?? '', name: host.metadata.name };
+  }
+
   hostsIn(namespace: string): readonly BareMetalHost[] {
     return [...(this.hostsByNamespace.get(namespace)?.values() ?? [])];
   }

@@ -4,7 +4,9 @@
  * stored, every object is computed when asked.
  *
  * Consistency as kube-apiserver's watch cache serves a CRD (KEP-2340):
- *  - resourceVersion unset: the feed first proves every input current
+ *  - resourceVersion unset, GET: the object's own inputs proven current and
+ *    the object computed from them (object-read.ts);
+ *  - resourceVersion unset, LIST: the feed first proves every input current
  *    (fences, coalesced across concurrent requests) and applies everything
  *    up to the oldest fence, so the answer reflects every write
  *    acknowledged before the request, on any replica;
@@ -26,6 +28,7 @@ import type { ApiObject, ObjectList } from '../../api/rest/types.js';
 import type { WatchHub } from '../../api/rest/watch-hub.js';
 import type { HardwareDataTokens, ListIdentity } from './continue-token.js';
 import type { HardwareDataModel, ObjectPosition } from './model.js';
+import type { ScopedRead } from './object-read.js';
 import { hardwareDataApiVersion } from './projection.js';
 
 /** What the store reads from: the live model, its hub, and the freshness proof (HardwareDataFeed). */
@@ -34,6 +37,8 @@ export interface HardwareDataSource {
   readonly model: HardwareDataModel;
   /** Resolves once the model reflects every write acknowledged before the call. */
   consistent(): Promise<void>;
+  /** A consistent GET fenced by the object's own inputs; undefined: use consistent() and the model. */
+  consistentObject(namespace: string, name: string): Promise<ScopedRead>;
 }
 
 export class HardwareDataStore implements ReadableStore {
@@ -49,6 +54,11 @@ export class HardwareDataStore implements ReadableStore {
 
   async get(namespace: string, name: string, resourceVersion: string | undefined): Promise<ApiObject> {
     checkPathSegmentName(name);
+    const scoped = resourceVersion === undefined ? await this.feed.consistentObject(namespace, name) : undefined;
+    if (scoped !== undefined) {
+      if (scoped.object === undefined) throw notFound(this.gr, name);
+      return scoped.object;
+    }
     await this.reachFor(resourceVersion, undefined);
     const object = this.feed.model.get(namespace, name);
     if (object === undefined) throw notFound(this.gr, name);

@@ -116,7 +116,7 @@ const unstartedInformers = new SharedInformerFactory(client, { onError: () => un
 const claims = new RecordStore(client, unstartedInformers, mapping, hostClaimRecord.plural, claimGr, new WatchHub({ resource: claimGr }), new ContinueTokens(Promise.resolve(new Uint8Array(32))));
 const model = new HardwareDataModel(loadSchemaSource().resolvedObjectSchema('HardwareDataSpec'));
 const hardwareHub = new WatchHub({ resource: hardwareGr, derivedState: model });
-const hardware = new HardwareDataStore({ hub: hardwareHub, model, consistent: () => Promise.resolve() }, hardwareGr, new HardwareDataTokens(Promise.resolve(new Uint8Array(32))));
+const hardware = new HardwareDataStore({ hub: hardwareHub, model, consistent: () => Promise.resolve(), consistentObject: () => Promise.resolve(undefined) }, hardwareGr, new HardwareDataTokens(Promise.resolve(new Uint8Array(32))));
 const authorizer = new Authorizer(() => Promise.resolve({ allowed: false, reason: '' }));
 const resources: RestResource[] = [
   { access: 'read-write', strategy: hostClaimStrategy(authorizer), store: claims },

@@ -19,7 +19,7 @@ function setup(keyByte = 0): HardwareDataStore {
   model.replaceHosts(hosts);
   const hub = new WatchHub({ resource: gr, derivedState: model });
   hub.restart('40');
-  return new HardwareDataStore({ hub, model, consistent: () => Promise.resolve() }, gr, new HardwareDataTokens(Promise.resolve(new Uint8Array(32).fill(keyByte))));
+  return new HardwareDataStore({ hub, model, consistent: () => Promise.resolve(), consistentObject: () => Promise.resolve(undefined) }, gr, new HardwareDataTokens(Promise.resolve(new Uint8Array(32).fill(keyByte))));
 }
 
 function query(text: string) {

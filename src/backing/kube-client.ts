@@ -9,6 +9,7 @@
  * (k8s.io/client-go/metadata): a list asks for PartialObjectMetadataList,
  * a watch for PartialObjectMetadata (each event carries one object).
  */
+import type { IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { createInterface } from 'node:readline';
 import { loadKubeConfig, type Credentials, type KubeConfigSource } from './kubeconfig.js';
@@ -161,10 +162,7 @@ export class KubeClient {
   }
 
   private async exchange<T>(method: string, path: string, options: RequestOptions, accept: string): Promise<KubeResponse<T>> {
-    const response = await this.send(method, path, options, accept, options.timeoutMs);
-    const text = await readBody(response).catch((error: unknown) => {
-      throw unavailable(error);
-    });
+    const { response, text } = await this.answer(method, path, options, accept);
     const status = response.statusCode ?? 0;
     const warnings = response.headersDistinct['warning'] ?? [];
     if (status < 200 || status > 299) {
@@ -174,16 +172,22 @@ export class KubeClient {
     return { body: JSON.parse(text) as T, warnings };
   }
 
+  /** One request and its whole answer as text; a failure while reading it is kube-apiserver being unavailable. */
+  private async answer(method: string, path: string, options: RequestOptions, accept: string): Promise<{ readonly response: IncomingMessage; readonly text: string }> {
+    const response = await this.send(method, path, options, accept, options.timeoutMs);
+    const text = await readBody(response).catch((error: unknown) => {
+      throw unavailable(error);
+    });
+    return { response, text };
+  }
+
   get<T>(path: string, query?: RequestOptions['query']): Promise<T> {
     return this.request<T>('GET', path, { query });
   }
 
   /** A plain-text GET (a health endpoint such as /readyz): its body, or a KubeApiError when not 2xx. */
   async getText(path: string, signal?: AbortSignal): Promise<string> {
-    const response = await this.send('GET', path, signal === undefined ? {} : { signal }, 'text/plain');
-    const text = await readBody(response).catch((error: unknown) => {
-      throw unavailable(error);
-    });
+    const { response, text } = await this.answer('GET', path, signal === undefined ? {} : { signal }, 'text/plain');
     const status = response.statusCode ?? 0;
     // kube's health answers name the failed checks ("[-]etcd failed: reason withheld"): kept for the log.
     if (status < 200 || status > 299) throw new KubeApiError(status, { message: text.trim().slice(0, 500) });
@@ -241,7 +245,7 @@ export class KubeClient {
     options: RequestOptions,
     accept: string,
     timeoutMs = requestTimeoutMs,
-  ): Promise<import('node:http').IncomingMessage> {
+  ): Promise<IncomingMessage> {
     const replayable = method === 'GET' || options.idempotent === true;
     try {
       return await this.attempt(method, path, options, accept, timeoutMs);
@@ -257,7 +261,7 @@ export class KubeClient {
     options: RequestOptions,
     accept: string,
     timeoutMs: number,
-  ): Promise<import('node:http').IncomingMessage> {
+  ): Promise<IncomingMessage> {
     const url = new URL(path, this.server);
     // A dot segment (`..`, `%2e%2e`) would be resolved here and the request would reach another object
     // (another namespace's Secret) than the one its caller built and authorized: refuse what the parser rewrites.
@@ -329,7 +333,7 @@ function unavailable(error: unknown): Error {
   return new KubeUnavailableError(false, { cause: error });
 }
 
-async function readBody(response: import('node:http').IncomingMessage): Promise<string> {
+async function readBody(response: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of response) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');

@@ -101,11 +101,12 @@ export function toReference(path: string): string {
 }
 
 const decodeUnit = (unit: string): string => (unit.length === 3 && unit.startsWith('%') ? String.fromCharCode(Number.parseInt(unit.slice(1), 16)) : unit);
-const percentEncodeAll = (text: string): string => [...text].map((c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`).join('');
+const percentEncodeAll = (text: string): string => [...Buffer.from(text, 'utf8')].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join('');
 
 /** A segment (its separator unit first, if any) with our group renamed to the reference group. */
 function renameGroupSegment(units: readonly string[]): string {
-  const separator = units[0] !== undefined && decodeUnit(units[0]) === '/' ? (units[0] ?? '') : '';
+  const first = units[0];
+  const separator = first !== undefined && decodeUnit(first) === '/' ? first : '';
   const body = units.slice(separator === '' ? 0 : 1);
   const decoded = body.map(decodeUnit).join('');
   const group = decoded === SERVED_GROUP ? REFERENCE_GROUP : decoded === SERVED_GROUP.toUpperCase() ? REFERENCE_GROUP.toUpperCase() : undefined;

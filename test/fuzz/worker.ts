@@ -166,12 +166,21 @@ export class Worker {
     return `resourceVersion moved (${fields.join(', ')} differ)`;
   }
 
-  /** Objects a case created are removed, so that a long run does not grow the store. */
+  /**
+   * Objects a case created are removed, so that a long run does not grow the
+   * store; one created with finalizers (a case's own, or foregroundDeletion,
+   * which no garbage collector removes here) has them removed too.
+   */
   async #removeCreated(name: string, ours: Outcome, theirs: Outcome | undefined): Promise<void> {
     for (const [side, outcome] of [['ours', ours], ['reference', theirs]] as const) {
       if (outcome !== undefined && !('error' in outcome) && outcome.status === 201) {
         const createdName = (outcome.json as { metadata?: { name?: string } } | undefined)?.metadata?.name ?? name;
-        await this.#admin(side, { method: 'DELETE', path: this.#objectPath('ours', encodeURIComponent(createdName)) }).catch(() => undefined);
+        const path = this.#objectPath('ours', encodeURIComponent(createdName));
+        const deleted = await this.#admin(side, { method: 'DELETE', path }).catch(() => undefined);
+        // A deletion that waits for finalizers answers the terminating object, not a Status.
+        if (deleted?.status === 200 && (deleted.json as { kind?: unknown } | undefined)?.kind !== 'Status') {
+          await this.#admin(side, { method: 'PATCH', path, headers: { 'Content-Type': 'application/merge-patch+json' }, body: '{"metadata":{"finalizers":null}}' }).catch(() => undefined);
+        }
       }
     }
   }

@@ -85,6 +85,16 @@ describe("kube's 500s on bad input", () => {
     expect(violations(c, status(400, 'BadRequest', 'yaml: line 1: did not find expected key'), theirs)).toEqual([{ kind: 'code', detail: '400≠500' }]);
   });
 
+  it("a value of the wrong type in metadata: also kube's 400 for the same document in a create or update", () => {
+    const c = testCase({ family: 'patch-apply', method: 'PATCH', path: `${OBJECT}?fieldManager=fuzz` });
+    const wrongType = status(500, '', 'failed to create typed patch object (/; reference.tenancy.test/v1alpha1, Kind=HostClaim): .metadata.name: expected string, got &value.valueUnstructured{Value:map[string]interface {}{"a":interface {}(nil)}}');
+    const undecodable = status(400, 'BadRequest', 'HostClaim in version "v1alpha1" cannot be handled as a HostClaim: json: cannot unmarshal object into Go struct field ObjectMeta.name of type string');
+    expect(known(c, undecodable, wrongType)).toBe('kube-500-on-untypable-apply');
+    // Not for a field kube does not know at all, nor outside metadata.
+    expect(known(c, undecodable, status(500, '', 'failed to create typed patch object (/; reference.tenancy.test/v1alpha1, Kind=HostClaim): .metadata.k0: field not declared in schema'))).toBeUndefined();
+    expect(known(c, undecodable, status(500, '', 'failed to create typed patch object (/; reference.tenancy.test/v1alpha1, Kind=HostClaim): .spec.poweredOn: expected boolean, got &value.valueUnstructured{Value:"x"}'))).toBeUndefined();
+  });
+
   it("a resourceVersion that is not a number in a PUT or patch: our 409 Conflict with kube's optimistic-lock message", () => {
     const theirs = status(500, '', 'strconv.ParseUint: parsing "x": invalid syntax');
     const ours = status(409, 'Conflict', 'Operation cannot be fulfilled on hostclaims.tenancy.metal3.io "fuzz-w1": the object has been modified; please apply your changes to the latest version and try again');

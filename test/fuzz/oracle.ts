@@ -50,7 +50,7 @@ const header = (c: FuzzCase, name: string): string => {
   return Array.isArray(found) ? found.join(',') : String(found ?? '');
 };
 
-/** kube's bare 500s for bad input (no reason), and our answers, as their messages read. */
+/** kube's 500s for bad input, and our answers to the same input, as their messages read. */
 const READ_RESOURCE_VERSION_500 = /^resourceVersion: Invalid value: ".*": strconv\.ParseUint: parsing ".*": (invalid syntax|value out of range)$/s;
 const OBJECT_RESOURCE_VERSION_500 = /^strconv\.ParseUint: parsing ".*": (invalid syntax|value out of range)$/s;
 const MISSING_TYPE_500 = /^Internal error occurred: Object '(apiVersion|Kind)' is missing in 'object has no (apiVersion|kind) field ?'$/;

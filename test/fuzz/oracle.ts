@@ -94,7 +94,7 @@ export const KNOWN_DIFFERENCES: readonly KnownDifference[] = [
     applies: (c, ours, theirs) => {
       if (c.method !== 'PATCH' || theirs.status !== 500 || !messageOf(theirs).startsWith(TYPED_PATCH_FAILURE)) return false;
       if (ours.status !== 400 || !isStatus(ours) || reasonOf(ours) !== 'BadRequest') return false;
-      const wrongTypeInMetadata = /\): \.metadata\.[^:]*: expected [a-z]+, got /.test(messageOf(theirs));
+      const wrongTypeInMetadata = /\): \.metadata(\.[^:]*)?: expected [a-z]+, got /.test(messageOf(theirs));
       return messageOf(ours).startsWith(TYPED_PATCH_FAILURE) || (wrongTypeInMetadata && messageOf(ours).startsWith(UNDECODABLE_METADATA));
     },
   },

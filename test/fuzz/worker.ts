@@ -15,6 +15,20 @@ const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 const isTerminating = (snapshot: Snapshot): boolean => (snapshot.object.metadata as { deletionTimestamp?: string } | undefined)?.deletionTimestamp !== undefined;
 
 const REQUEST_TIMEOUT_MS = 20_000;
+const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * The case's path on the reference group. HardwareData has none, and the
+ * request only probes whether kube-apiserver answers before proxying: a
+ * read asks for hostclaims, which a tenant may read there as it may read
+ * hardwaredata here, so that authorization lets both through alike; a write
+ * keeps hardwaredata, which the reference group does not serve, so that the
+ * probe never writes.
+ */
+export function referencePath(c: Pick<FuzzCase, 'comparable' | 'method'>, path: string): string {
+  const reference = toReference(path);
+  return c.comparable || !READS.has(c.method) ? reference : reference.replaceAll('/hardwaredata', '/hostclaims');
+}
 const ADMIN: Identity = { user: 'fuzz-admin', groups: ['system:masters'] };
 
 type Side = 'ours' | 'reference';
@@ -70,7 +84,7 @@ export class Worker {
     // The group is renamed after the bytes are spliced in, so that they land at the same place in both bodies.
     const bytes = c.body === undefined ? undefined : bodyBytes(c.body, p);
     const body = bytes === undefined || side === 'ours' ? bytes : Buffer.from(bytes.toString('latin1').replaceAll(`${SERVED_GROUP}/`, `${REFERENCE_GROUP}/`), 'latin1');
-    const request: RawRequest = { method: c.method, path: side === 'ours' ? path : toReference(path), headers, ...(body === undefined ? {} : { body }), timeoutMs: REQUEST_TIMEOUT_MS };
+    const request: RawRequest = { method: c.method, path: side === 'ours' ? path : referencePath(c, path), headers, ...(body === undefined ? {} : { body }), timeoutMs: REQUEST_TIMEOUT_MS };
     const identity: Identity = c.sender === 'admin' ? ADMIN : { user: this.tenant };
     const sent =
       c.route === 'aggregator'

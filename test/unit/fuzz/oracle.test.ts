@@ -90,6 +90,8 @@ describe("kube's 500s on bad input", () => {
     const wrongType = status(500, '', 'failed to create typed patch object (/; reference.tenancy.test/v1alpha1, Kind=HostClaim): .metadata.name: expected string, got &value.valueUnstructured{Value:map[string]interface {}{"a":interface {}(nil)}}');
     const undecodable = status(400, 'BadRequest', 'HostClaim in version "v1alpha1" cannot be handled as a HostClaim: json: cannot unmarshal object into Go struct field ObjectMeta.name of type string');
     expect(known(c, undecodable, wrongType)).toBe('kube-500-on-untypable-apply');
+    const notAMap = status(500, '', 'failed to create typed patch object (/; reference.tenancy.test/v1alpha1, Kind=HostClaim): .metadata: expected map, got &{0}');
+    expect(known(c, status(400, 'BadRequest', 'HostClaim in version "v1alpha1" cannot be handled as a HostClaim: json: cannot unmarshal number into Go value of type v1.ObjectMeta'), notAMap)).toBe('kube-500-on-untypable-apply');
     // Not for a field kube does not know at all, nor outside metadata.
     expect(known(c, undecodable, status(500, '', 'failed to create typed patch object (/; reference.tenancy.test/v1alpha1, Kind=HostClaim): .metadata.k0: field not declared in schema'))).toBeUndefined();
     expect(known(c, undecodable, status(500, '', 'failed to create typed patch object (/; reference.tenancy.test/v1alpha1, Kind=HostClaim): .spec.poweredOn: expected boolean, got &value.valueUnstructured{Value:"x"}'))).toBeUndefined();

@@ -85,16 +85,19 @@ describe("kube's 500s on bad input", () => {
     expect(violations(c, status(400, 'BadRequest', 'yaml: line 1: did not find expected key'), theirs)).toEqual([{ kind: 'code', detail: '400≠500' }]);
   });
 
-  it("a value of the wrong type in metadata: also kube's 400 for the same document in a create or update", () => {
+  it("a value of the wrong type in metadata: also kube's 400 for the same document in a create or update, whichever problem in metadata kube names", () => {
     const c = testCase({ family: 'patch-apply', method: 'PATCH', path: `${OBJECT}?fieldManager=fuzz` });
     const wrongType = status(500, '', 'failed to create typed patch object (/; reference.tenancy.test/v1alpha1, Kind=HostClaim): .metadata.name: expected string, got &value.valueUnstructured{Value:map[string]interface {}{"a":interface {}(nil)}}');
     const undecodable = status(400, 'BadRequest', 'HostClaim in version "v1alpha1" cannot be handled as a HostClaim: json: cannot unmarshal object into Go struct field ObjectMeta.name of type string');
     expect(known(c, undecodable, wrongType)).toBe('kube-500-on-untypable-apply');
     const notAMap = status(500, '', 'failed to create typed patch object (/; reference.tenancy.test/v1alpha1, Kind=HostClaim): .metadata: expected map, got &{0}');
     expect(known(c, status(400, 'BadRequest', 'HostClaim in version "v1alpha1" cannot be handled as a HostClaim: json: cannot unmarshal number into Go value of type v1.ObjectMeta'), notAMap)).toBe('kube-500-on-untypable-apply');
-    // Not for a field kube does not know at all, nor outside metadata.
-    expect(known(c, undecodable, status(500, '', 'failed to create typed patch object (/; reference.tenancy.test/v1alpha1, Kind=HostClaim): .metadata.k0: field not declared in schema'))).toBeUndefined();
+    // kube may name another problem in metadata (an undeclared field beside a name of the wrong type).
+    const undeclared = status(500, '', 'failed to create typed patch object (/; reference.tenancy.test/v1alpha1, Kind=HostClaim): .metadata.a: field not declared in schema');
+    expect(known(c, status(400, 'BadRequest', 'HostClaim in version "v1alpha1" cannot be handled as a HostClaim: json: cannot unmarshal number into Go struct field ObjectMeta.name of type string'), undeclared)).toBe('kube-500-on-untypable-apply');
+    // Not when kube's problem is outside metadata, and not another 400.
     expect(known(c, undecodable, status(500, '', 'failed to create typed patch object (/; reference.tenancy.test/v1alpha1, Kind=HostClaim): .spec.poweredOn: expected boolean, got &value.valueUnstructured{Value:"x"}'))).toBeUndefined();
+    expect(known(c, status(400, 'BadRequest', 'the object provided is unrecognized'), undeclared)).toBeUndefined();
   });
 
   it("a resourceVersion that is not a number in a PUT or patch: our 409 Conflict with kube's optimistic-lock message", () => {

@@ -95,7 +95,7 @@ export const KNOWN_DIFFERENCES: readonly KnownDifference[] = [
       if (c.method !== 'PATCH' || theirs.status !== 500 || !messageOf(theirs).startsWith(TYPED_PATCH_FAILURE)) return false;
       if (ours.status !== 400 || !isStatus(ours) || reasonOf(ours) !== 'BadRequest') return false;
       // kube names one of the configuration's problems; ours may name another one in metadata.
-      const inMetadata = /\): \.metadata[.:]/.test(messageOf(theirs));
+      const inMetadata = /(\): |\n\s*)\.metadata[.:]/.test(messageOf(theirs));
       return messageOf(ours).startsWith(TYPED_PATCH_FAILURE) || (inMetadata && messageOf(ours).startsWith(UNDECODABLE_METADATA));
     },
   },

@@ -95,6 +95,9 @@ describe("kube's 500s on bad input", () => {
     // kube may name another problem in metadata (an undeclared field beside a name of the wrong type).
     const undeclared = status(500, '', 'failed to create typed patch object (/; reference.tenancy.test/v1alpha1, Kind=HostClaim): .metadata.a: field not declared in schema');
     expect(known(c, status(400, 'BadRequest', 'HostClaim in version "v1alpha1" cannot be handled as a HostClaim: json: cannot unmarshal number into Go struct field ObjectMeta.name of type string'), undeclared)).toBe('kube-500-on-untypable-apply');
+    // kube lists several problems, one of them in metadata.
+    const several = status(500, '', 'failed to create typed patch object (/fuzz-w1; reference.tenancy.test/v1alpha1, Kind=HostClaim): errors:\n  .metadata.finalizers: expected list, got &{map[a:<nil>]}\n  .spec.userData.k0: field not declared in schema');
+    expect(known(c, status(400, 'BadRequest', 'HostClaim in version "v1alpha1" cannot be handled as a HostClaim: json: cannot unmarshal object into Go struct field ObjectMeta.finalizers of type []string'), several)).toBe('kube-500-on-untypable-apply');
     // Not when kube's problem is outside metadata, and not another 400.
     expect(known(c, undecodable, status(500, '', 'failed to create typed patch object (/; reference.tenancy.test/v1alpha1, Kind=HostClaim): .spec.poweredOn: expected boolean, got &value.valueUnstructured{Value:"x"}'))).toBeUndefined();
     expect(known(c, status(400, 'BadRequest', 'the object provided is unrecognized'), undeclared)).toBeUndefined();

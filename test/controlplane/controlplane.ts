@@ -35,6 +35,13 @@ export interface ControlPlaneOptions {
    * no missing permission.
    */
   audit?: boolean;
+  /**
+   * Run kube-controller-manager's garbage collector (default true). The fuzz
+   * environment turns it off: it removes foregroundDeletion/orphan finalizers
+   * on each side at its own time, a writer the fuzzer cannot order with its
+   * cases; the fuzz workers finish such deletions themselves.
+   */
+  garbageCollector?: boolean;
 }
 
 export interface KubectlOptions {
@@ -101,9 +108,10 @@ const SERVICE_CLUSTER_IP_RANGE = '10.0.0.0/24';
 /** What the control plane writes into workDir (and removes again); workDir may be user-chosen. */
 const WORK_DIR_ENTRIES = ['etcd', 'pki', 'admin.kubeconfig', 'kube-controller-manager.kubeconfig', 'kubectl-cache'];
 /** Controllers a test cluster without nodes needs; names as accepted by v1.36 `--controllers`. */
+const GARBAGE_COLLECTOR = 'garbage-collector-controller';
 const CONTROLLERS = [
   'namespace-controller',
-  'garbage-collector-controller',
+  GARBAGE_COLLECTOR,
   'serviceaccount-controller',
   'serviceaccount-token-controller',
   'root-ca-certificate-publisher-controller',
@@ -177,6 +185,7 @@ class LocalControlPlane implements ControlPlane {
   readonly #pki: ControlPlanePki;
   readonly #keepData: boolean;
   readonly #audit: boolean;
+  readonly #controllers: readonly string[];
   readonly #ownedEntries: readonly string[];
   readonly #disposeWorkDirCleanup: (() => void) | undefined;
   readonly #processes = new Map<ComponentName, ManagedProcess>();
@@ -198,6 +207,7 @@ class LocalControlPlane implements ControlPlane {
     this.#pki = init.pki;
     this.#keepData = init.options.keepData ?? false;
     this.#audit = init.options.audit ?? true;
+    this.#controllers = init.options.garbageCollector === false ? CONTROLLERS.filter((name) => name !== GARBAGE_COLLECTOR) : CONTROLLERS;
     this.#ownedEntries = init.ownedEntries;
     this.#disposeWorkDirCleanup = this.#keepData
       ? undefined
@@ -489,7 +499,7 @@ class LocalControlPlane implements ControlPlane {
         `--kubeconfig=${kubeconfig}`,
         `--authentication-kubeconfig=${kubeconfig}`,
         `--authorization-kubeconfig=${kubeconfig}`,
-        `--controllers=${CONTROLLERS.join(',')}`,
+        `--controllers=${this.#controllers.join(',')}`,
         // Each controller acts as its own kube-system ServiceAccount, as in a
         // real cluster: e.g. the garbage collector reaches aggregated APIs as
         // system:serviceaccount:kube-system:generic-garbage-collector.

@@ -53,6 +53,8 @@ export interface DevEnvironmentOptions {
   controllers?: string;
   /** See ControlPlaneOptions.audit. */
   audit?: boolean;
+  /** See ControlPlaneOptions.garbageCollector. */
+  garbageCollector?: boolean;
 }
 
 export interface StopServerOptions {
@@ -137,6 +139,7 @@ export async function startDevEnvironment(options: DevEnvironmentOptions): Promi
     binDir: options.binDir,
     log,
     ...(options.audit === undefined ? {} : { audit: options.audit }),
+    ...(options.garbageCollector === undefined ? {} : { garbageCollector: options.garbageCollector }),
   });
   let environment: LocalDevEnvironment | undefined;
   try {

@@ -34,7 +34,7 @@ const options = {
 const reportBase = process.env.FUZZ_REPORT ?? repoPath('.test-results', 'fuzz-summary');
 
 const { dir: binDir } = await resolveControlPlaneBinaries();
-const env = await startDevEnvironment({ workDir: path.join(os.tmpdir(), `fuzz-${process.pid}`), serverEntry: 'dist/src/main.js', binDir, controllers: '*,-binder', keepLogs: true, log: options.log });
+const env = await startDevEnvironment({ workDir: path.join(os.tmpdir(), `fuzz-${process.pid}`), serverEntry: 'dist/src/main.js', binDir, controllers: '*,-binder', garbageCollector: false, keepLogs: true, log: options.log });
 let failed: boolean;
 try {
   await installReferenceCrd(env);

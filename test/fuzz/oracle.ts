@@ -20,7 +20,11 @@ export type Outcome = RawResponse | { readonly error: string };
 export interface Observation {
   readonly testCase: FuzzCase;
   readonly ours: Outcome;
-  /** kube-apiserver's answer on the reference CRD; undefined when not comparable. */
+  /**
+   * kube-apiserver's answer to the same request on the reference group. When
+   * the case is not comparable (HardwareData has no reference) it only tells
+   * whether kube answered ours itself, before proxying (answeredByKubeAlone).
+   */
   readonly theirs?: Outcome;
   /** For a refused write: what changed on the target object (undefined: nothing). */
   readonly changed?: string;
@@ -46,6 +50,17 @@ const header = (c: FuzzCase, name: string): string => {
   return Array.isArray(found) ? found.join(',') : String(found ?? '');
 };
 
+/** kube's 500s for bad input, and our answers to the same input, as their messages read. */
+const READ_RESOURCE_VERSION_500 = /^resourceVersion: Invalid value: ".*": strconv\.ParseUint: parsing ".*": (invalid syntax|value out of range)$/s;
+const OBJECT_RESOURCE_VERSION_500 = /^strconv\.ParseUint: parsing ".*": (invalid syntax|value out of range)$/s;
+const MISSING_TYPE_500 = /^Internal error occurred: Object '(apiVersion|Kind)' is missing in 'object has no (apiVersion|kind) field ?'$/;
+const TYPED_PATCH_FAILURE = 'failed to create typed patch object (';
+const UNDECODABLE_METADATA = 'HostClaim in version "v1alpha1" cannot be handled as a HostClaim: json: cannot unmarshal ';
+const OPTIMISTIC_LOCK = 'the object has been modified; please apply your changes to the latest version and try again';
+const NOT_A_LIST = 'you requested PartialObjectMetadataList, but the requested object is not a list (*unstructured.Unstructured)';
+const PATCH_INVALID = ' "" is invalid: patch: Invalid value: ';
+const FOREIGN_CONTINUE_TOKEN = 'invalid continue token: continue key is not valid';
+
 const asksForUpgrade = (c: FuzzCase): boolean => header(c, 'Connection').toLowerCase().includes('upgrade');
 const writeMethods = ['POST', 'PUT', 'PATCH', 'DELETE'];
 
@@ -68,9 +83,59 @@ export const KNOWN_DIFFERENCES: readonly KnownDifference[] = [
     applies: (c, ours, theirs) => ours.status === 406 && isStatus(ours) && /yaml/i.test(header(c, 'Accept')) && theirs.status !== 406,
   },
   {
-    name: 'kube-500-on-bad-input',
-    why: 'Where kube-apiserver answers 500 for bad input (a non-numeric resourceVersion on GET; an apply that cannot build a typed patch), issue 15 asks for the 400 kube should have given.',
-    applies: (_, ours, theirs) => theirs.status === 500 && ours.status === 400 && isStatus(ours),
+    name: 'kube-500-on-read-resource-version',
+    why: "A resourceVersion that is not a uint64 on a get or a watch: kube-apiserver passes the storage layer's InvalidError (APIObjectVersioner.ParseResourceVersion) through as a bare 500; issue 15 asks for the 400 it gives on a list, with the same wording (src/api/rest/query.ts).",
+    applies: (_, ours, theirs) =>
+      theirs.status === 500 && READ_RESOURCE_VERSION_500.test(messageOf(theirs)) && ours.status === 400 && isStatus(ours) && reasonOf(ours) === 'BadRequest' && messageOf(ours) === messageOf(theirs),
+  },
+  {
+    name: 'kube-500-on-untypable-apply',
+    why: "kube's field manager cannot build a typed patch from an apply configuration with a field the schema does not declare, a number float64 cannot hold, or a value of the wrong type, whatever fieldValidation says, and answers a bare 500 `failed to create typed patch object (…): …`; issue 15 asks for the 400 with that message (src/api/rest/patch.ts). Where kube's problem is in metadata, which is typed even for a custom resource, and metadata also holds a value of the wrong type, ours may name that one, with the 400 kube gives a create or update of the same document: `HostClaim in version \"v1alpha1\" cannot be handled as a HostClaim: json: cannot unmarshal …`.",
+    applies: (c, ours, theirs) => {
+      if (c.method !== 'PATCH' || theirs.status !== 500 || !messageOf(theirs).startsWith(TYPED_PATCH_FAILURE)) return false;
+      if (ours.status !== 400 || !isStatus(ours) || reasonOf(ours) !== 'BadRequest') return false;
+      // kube names one of the configuration's problems; ours may name another one in metadata.
+      const inMetadata = /(\): |\n\s*)\.metadata[.:]/.test(messageOf(theirs));
+      return messageOf(ours).startsWith(TYPED_PATCH_FAILURE) || (inMetadata && messageOf(ours).startsWith(UNDECODABLE_METADATA));
+    },
+  },
+  {
+    name: 'kube-500-on-object-resource-version',
+    why: "A PUT or patch whose metadata.resourceVersion is not a uint64: kube's store compares it with the stored one through APIObjectVersioner.ObjectResourceVersion, which passes strconv's error out as a bare 500. A resourceVersion is opaque to clients, and one that is not the object's is a conflict: kube's 409 (OptimisticLockErrorMsg) when it parses but differs, and kube's 409 for any resourceVersion precondition of a DELETE that differs, numeric or not (Preconditions.Check compares strings).",
+    applies: (c, ours, theirs) =>
+      (c.method === 'PUT' || c.method === 'PATCH') &&
+      theirs.status === 500 &&
+      reasonOf(theirs) === '' &&
+      OBJECT_RESOURCE_VERSION_500.test(messageOf(theirs)) &&
+      ours.status === 409 &&
+      isStatus(ours) &&
+      reasonOf(ours) === 'Conflict' &&
+      messageOf(ours).endsWith(OPTIMISTIC_LOCK),
+  },
+  {
+    name: 'kube-500-on-object-as-list',
+    why: "Asked for PartialObjectMetadataList, one object is kube's 406 (handlers/response.go asPartialObjectMetadataList: `you requested PartialObjectMetadataList, but the requested object is not a list`); for a custom resource the unstructured object passes its ListInterface check and then fails EachListItem, a bare 500 `content is not a list`. We answer the 406 with kube's message.",
+    applies: (_, ours, theirs) =>
+      theirs.status === 500 && messageOf(theirs) === 'content is not a list' && ours.status === 406 && isStatus(ours) && reasonOf(ours) === 'NotAcceptable' && messageOf(ours) === NOT_A_LIST,
+  },
+  {
+    name: 'kube-500-on-patched-object-without-type',
+    why: "A patch that removes apiVersion (or kind) leaves a document that is not a HostClaim: kube's patch handler answers 422 `patch: Invalid value` when the patched document does not decode (handlers/patch.go, applyPatchToCurrentObject); for a custom resource the unstructured decoder accepts it and the CRD's typer fails later, a 500 `Object 'apiVersion' is missing`. We answer the 422.",
+    applies: (c, ours, theirs) =>
+      c.method === 'PATCH' &&
+      theirs.status === 500 &&
+      reasonOf(theirs) === 'InternalError' &&
+      MISSING_TYPE_500.test(messageOf(theirs)) &&
+      ours.status === 422 &&
+      isStatus(ours) &&
+      reasonOf(ours) === 'Invalid' &&
+      messageOf(ours).startsWith(PATCH_INVALID),
+  },
+  {
+    name: 'sealed-continue-token',
+    why: 'Continue tokens are sealed (issue 12: opaque, tamper-evident, bound to the list they page): a token this server did not issue, such as one in kube\'s own format, is its 400 `invalid continue token: continue key is not valid`, where kube-apiserver reads its format and answers the list (200) or 410 Expired.',
+    applies: (c, ours, theirs) =>
+      /[?&]continue=/.test(c.path) && ours.status === 400 && isStatus(ours) && reasonOf(ours) === 'BadRequest' && messageOf(ours) === FOREIGN_CONTINUE_TOKEN && (theirs.status === 200 || theirs.status === 410),
   },
   {
     name: 'nesting-bound',
@@ -116,14 +181,19 @@ const answered = (outcome: Outcome | undefined): outcome is RawResponse => outco
 const succeeded = (response: RawResponse): boolean => response.status >= 200 && response.status < 300;
 
 /**
- * Through the aggregator, a request kube-apiserver's own HTTP server cannot
- * parse never reaches this server: Go's net/http answers it with a raw
- * `400 Bad Request` that carries a body even for HEAD, which the client
- * cannot read. When the reference request fails the same way, that
- * transport answer is kube's, for both.
+ * Through the aggregator, kube-apiserver answers some requests itself before
+ * proxying anything: its HTTP server refuses a request it cannot parse (an
+ * invalid escape in the path) with Go's raw `400 Bad Request`, which carries
+ * a body even for HEAD, so the client cannot read it; its mux answers a path
+ * no handler serves (`//apis/…`) with a plain-text `404 page not found`.
+ * When the reference request, which never reaches this server, gets the
+ * same client error or the same answer that is not a Status, byte for
+ * byte, that answer is kube's, for both.
  */
-function answeredByKubeAlone(c: FuzzCase, ours: Outcome, theirs: Outcome | undefined): boolean {
-  return c.route === 'aggregator' && theirs !== undefined && 'error' in ours && 'error' in theirs && ours.error === theirs.error;
+export function answeredByKubeAlone(c: FuzzCase, ours: Outcome, theirs: Outcome | undefined): boolean {
+  if (c.route !== 'aggregator' || theirs === undefined) return false;
+  if ('error' in ours || 'error' in theirs) return 'error' in ours && 'error' in theirs && ours.error === theirs.error;
+  return !isStatus(ours) && !isStatus(theirs) && !succeeded(ours) && ours.status === theirs.status && ours.body === theirs.body;
 }
 
 /** The known difference that explains this pair of answers, if any. */
@@ -133,10 +203,8 @@ export function knownDifference(c: FuzzCase, ours: RawResponse, theirs: RawRespo
 
 export function judge(observation: Observation): Violation[] {
   const { testCase: c, ours, theirs } = observation;
-  if (!answered(ours)) {
-    if (answeredByKubeAlone(c, ours, theirs)) return [];
-    return [{ kind: 'no-answer', detail: 'error' in ours ? ours.error.replace(/\d+/g, 'N').slice(0, 80) : '' }];
-  }
+  if (answeredByKubeAlone(c, ours, theirs)) return observation.changed === undefined ? [] : [{ kind: 'changed-on-refusal', detail: observation.changed }];
+  if (!answered(ours)) return [{ kind: 'no-answer', detail: ours.error.replace(/\d+/g, 'N').slice(0, 80) }];
   const violations: Violation[] = [];
   const reference = c.comparable && answered(theirs) ? theirs : undefined;
   const known = reference === undefined ? undefined : knownDifference(c, ours, reference);

@@ -46,7 +46,7 @@ export interface FuzzReport {
   readonly casesByFamily: Record<Family, number>;
   readonly violationsByFamily: Record<Family, number>;
   readonly knownDifferences: Record<string, number>;
-  /** Foreground/Orphan deletions the workers finished instead of waiting for the garbage collector, per side. */
+  /** Deletions left terminating (Foreground/Orphan, a case's finalizer) that the workers finished, per side: the environment runs no garbage collector. */
   readonly settledDeletions: { readonly ours: number; readonly reference: number };
   readonly buckets: Bucket[];
   readonly serverRunning: boolean;
@@ -102,7 +102,7 @@ export async function runFuzz(env: DevEnvironment, clients: RawClients, options:
           casesByFamily[c.family]++;
           if (violations.length > 0) violationsByFamily[c.family]++;
           const { ours, theirs } = observation;
-          if (theirs !== undefined && !('error' in ours) && !('error' in theirs)) {
+          if (c.comparable && theirs !== undefined && !('error' in ours) && !('error' in theirs)) {
             const known = knownDifference(c, ours, theirs);
             if (known !== undefined) knownDifferences[known.name] = (knownDifferences[known.name] ?? 0) + 1;
           }

@@ -26,7 +26,7 @@ let env: DevEnvironment;
 let report: FuzzReport;
 
 beforeAll(async () => {
-  env = await startDevEnvironment({ workDir: path.join(os.tmpdir(), `fuzz-test-${process.pid}`), serverEntry: 'dist/src/main.js', binDir, controllers: '*,-binder' });
+  env = await startDevEnvironment({ workDir: path.join(os.tmpdir(), `fuzz-test-${process.pid}`), serverEntry: 'dist/src/main.js', binDir, controllers: '*,-binder', garbageCollector: false });
   await installReferenceCrd(env);
   report = await runFuzz(env, await rawClients(env), { seed: SEED, runs: RUNS, concurrency: 2, shrinkSeconds: 3, maxShrinks: 24 });
   const text = formatReport(report);

@@ -76,9 +76,42 @@ subjects:
 - {apiGroup: rbac.authorization.k8s.io, kind: User, name: ${tenant}}`;
 }
 
-/** The same request path on the reference CRD. */
+/**
+ * The same request path on the reference CRD. kube-apiserver routes on the
+ * path as Go decodes it (each `%XX` once, `%2F` included, hex digits in
+ * either case), so every segment that decodes to our group is renamed,
+ * written as it was: percent-encoded if any of it was, upper case if it was
+ * (kube routes neither case variant anywhere, so both get kube's 404). The
+ * reference request then reaches the CRD whenever ours would reach this
+ * server, whatever else the path does (dot segments, `//`, an encoded
+ * `apis`). The query is left as is.
+ */
 export function toReference(path: string): string {
-  return path.replaceAll(`/apis/${SERVED_GROUP}/`, `/apis/${REFERENCE_GROUP}/`);
+  const queryAt = path.indexOf('?');
+  const rawPath = queryAt < 0 ? path : path.slice(0, queryAt);
+  const query = queryAt < 0 ? '' : path.slice(queryAt);
+  // One character or one %XX escape per unit; segments end at a unit that decodes to '/'.
+  const units = rawPath.match(/%[0-9a-fA-F]{2}|[^]/gu) ?? [];
+  const segments: string[][] = [[]];
+  for (const unit of units) {
+    if (decodeUnit(unit) === '/') segments.push([unit]);
+    else segments.at(-1)?.push(unit);
+  }
+  return segments.map(renameGroupSegment).join('') + query;
+}
+
+const decodeUnit = (unit: string): string => (unit.length === 3 && unit.startsWith('%') ? String.fromCharCode(Number.parseInt(unit.slice(1), 16)) : unit);
+const percentEncodeAll = (text: string): string => [...Buffer.from(text, 'utf8')].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join('');
+
+/** A segment (its separator unit first, if any) with our group renamed to the reference group. */
+function renameGroupSegment(units: readonly string[]): string {
+  const first = units[0];
+  const separator = first !== undefined && decodeUnit(first) === '/' ? first : '';
+  const body = units.slice(separator === '' ? 0 : 1);
+  const decoded = body.map(decodeUnit).join('');
+  const group = decoded === SERVED_GROUP ? REFERENCE_GROUP : decoded === SERVED_GROUP.toUpperCase() ? REFERENCE_GROUP.toUpperCase() : undefined;
+  if (group === undefined) return units.join('');
+  return separator + (body.some((unit) => unit.length === 3 && unit.startsWith('%')) ? percentEncodeAll(group) : group);
 }
 
 /** A reference answer (Status, object, list) as it would read had our group served it. */

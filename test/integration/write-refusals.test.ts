@@ -603,10 +603,47 @@ describe('issue 15: patches and query parameters are refused as kube refuses the
     { name: 'list with a limit that is not a number', request: () => ({ method: 'GET', path: '?limit=ten' }), code: 400 },
     { name: 'list with a resourceVersion that is not a number', request: () => ({ method: 'GET', path: '?resourceVersion=x' }), code: 400 },
     { name: 'watch from "" with continue (a watch-list)', request: () => ({ method: 'GET', path: '?watch=1&continue=x' }), code: 422 },
+    // listOpts' order (the 100,000-case fuzz run): ValidateListOptions' 422 before the field label conversion's 400 …
+    { name: 'watch with continue and an unsupported field label', request: () => ({ method: 'GET', path: '?watch=&fieldSelector=spec.poweredOn%3Dtrue&continue=x' }), code: 422 },
+    { name: 'list with an unsupported field label and a resourceVersionMatch alone', request: () => ({ method: 'GET', path: '?fieldSelector=spec.poweredOn%3Dtrue&resourceVersionMatch=Exact' }), code: 422 },
+    // … and after DecodeParameters' 400s: integers in field order, then the selectors' syntax.
+    { name: 'list with a malformed field selector and a resourceVersionMatch alone', request: () => ({ method: 'GET', path: '?fieldSelector=a%3Db%3Dc&resourceVersionMatch=Exact' }), code: 400 },
+    { name: 'list with a malformed limit, label selector and timeoutSeconds', request: () => ({ method: 'GET', path: '?limit=x&labelSelector=a%20in%20(&timeoutSeconds=y' }), code: 400 },
+    // A blank boolean is true in Go's conversion: `watch=` is a watch, `sendInitialEvents=` is set.
+    { name: 'blank watch with continue', request: () => ({ method: 'GET', path: '?timeoutSeconds=1&watch=&continue=%3C' }), code: 422 },
+    { name: 'list with a blank sendInitialEvents', request: () => ({ method: 'GET', path: '?watch=0&sendInitialEvents=' }), code: 422 },
   ];
 
   it.each(cases.map((c, i) => [c.name, c, i] as const))('%s', async (_label, testCase, index) => {
     await refusedAlike(testCase, index, 'patch-order-case');
+  });
+
+  /**
+   * A watch's initial events as both servers stream them (SetListOptionsDefaults
+   * makes a watch from "" a watch-list; the end of its initial events is
+   * marked only for a client that allows bookmarks), up to that mark.
+   */
+  it.each([
+    ['a blank sendInitialEvents is true, and needs no allowWatchBookmarks', 'sendInitialEvents=%20&resourceVersionMatch=NotOlderThan', ['ADDED'], 1],
+    ['a defaulted watch-list marks the end of its initial events', 'allowWatchBookmarks=true', ['ADDED', 'BOOKMARK initial-events-end'], 2],
+    ['a watch from "0" too', 'resourceVersion=0&allowWatchBookmarks=', ['ADDED', 'BOOKMARK initial-events-end'], 3],
+    ['without allowWatchBookmarks there is no mark', 'sendInitialEvents=true&resourceVersionMatch=NotOlderThan', ['ADDED'], 4],
+  ] as const)('watch: %s', async (_label, query, expected, id) => {
+    const name = `watch-list-${id}`;
+    await createBoth(name);
+    const initialEvents = async (reference: boolean): Promise<string[]> => {
+      const response = await send({ method: 'GET', path: `?watch=1&timeoutSeconds=2&fieldSelector=metadata.name%3D${name}&${query}` }, reference);
+      expect(response.status, response.body).toBe(200);
+      const events = response.body.trim().split('\n').map((line) => JSON.parse(line) as { type: string; object: { metadata?: { annotations?: Record<string, string> } } });
+      const types: string[] = [];
+      for (const event of events) {
+        const end = event.object.metadata?.annotations?.['k8s.io/initial-events-end'] === 'true';
+        if (event.type !== 'BOOKMARK' || end) types.push(end ? 'BOOKMARK initial-events-end' : event.type);
+      }
+      return types;
+    };
+    expect(await initialEvents(true)).toEqual(expected);
+    expect(await initialEvents(false)).toEqual(expected);
   });
 
   it('a non-UTF-8 byte in an apply configuration refuses the whole configuration, not only the string holding it', async () => {

@@ -495,6 +495,10 @@ describe('media types, as kube-apiserver negotiates them', () => {
     { name: 'update without resourceVersion asking for an upgrade', request: withHeaders(update, { Connection: 'Upgrade', Upgrade: 'websocket' }), code: 422 },
     { name: 'create with an unknown media type asking for an upgrade', request: withHeaders(create, { 'Content-Type': 'text/plain', Connection: 'Upgrade', Upgrade: 'websocket' }), code: 415 },
     { name: 'update with Accept: application/ asking for an upgrade', request: withHeaders(update, { Accept: 'application/', Connection: 'Upgrade', Upgrade: 'websocket' }), code: 406 },
+    // Reads negotiate first too (get.go): the 406 before the 404 or the query's 400 (the 100,000-case fuzz run: 404≠406).
+    { name: 'get of a missing object with Accept: /;', request: (n) => ({ method: 'GET', path: `/${n}-missing`, headers: { Accept: '/;' } }), code: 406 },
+    { name: 'list with a malformed limit and Accept: text/html', request: () => ({ method: 'GET', path: '?limit=x', headers: { Accept: 'text/html' } }), code: 406 },
+    { name: 'watch with a malformed limit and Accept: text/html', request: () => ({ method: 'GET', path: '?watch=1&limit=x', headers: { Accept: 'text/html' } }), code: 406 },
   ];
   it.each(cases.map((c, i) => [c.name, c, i] as const))('%s', async (_label, testCase, index) => {
     await refusedAlike(testCase, index, 'media-case');
@@ -547,6 +551,18 @@ describe('item 3: a write asking for a connection upgrade through the aggregator
     expect(await resourceVersionOf(name, false)).toBe(before);
     expect(await resourceVersionOf(`${name}-new`, false)).toBeUndefined();
   });
+
+  it('a delete that would answer with a Status is refused for the upgrade, not for an Accept kube never applies to a Status', async () => {
+    await createBoth('upgrade-pom');
+    const before = await resourceVersionOf('upgrade-pom', false);
+    const headers = { Connection: 'Upgrade', Upgrade: 'websocket', Accept: 'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io' };
+    const response = await send({ method: 'DELETE', path: '/upgrade-pom', headers }, false);
+    expect([response.status, response.json]).toEqual([
+      400,
+      { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'connection upgrade is not supported for delete requests on hostclaims.tenancy.metal3.io', reason: 'BadRequest', code: 400 },
+    ]);
+    expect(await resourceVersionOf('upgrade-pom', false)).toBe(before);
+  });
 });
 
 /**
@@ -595,6 +611,11 @@ describe('issue 15: patches and query parameters are refused as kube refuses the
     },
     { name: 'merge patch changing the kind', request: (n) => ({ method: 'PATCH', path: `/${n}`, body: '{"kind":"x"}', contentType: merge }), code: 422 },
     { name: 'merge patch setting the kind to a number', request: (n) => ({ method: 'PATCH', path: `/${n}`, body: '{"kind":0}', contentType: merge }), code: 422, redact: true },
+    // ValidateTypeMeta names the patched object by the group and kind it now has (the 100,000-case fuzz run: 400≠422).
+    { name: 'merge patch changing the apiVersion', request: (n) => ({ method: 'PATCH', path: `/${n}`, body: '{"apiVersion":"x"}', contentType: merge }), code: 422 },
+    { name: 'merge patch changing the apiVersion and the kind', request: (n) => ({ method: 'PATCH', path: `/${n}`, body: '{"apiVersion":"other.io/v1","kind":"Foo"}', contentType: merge }), code: 422 },
+    { name: 'merge patch with an apiVersion that is no group/version', request: (n) => ({ method: 'PATCH', path: `/${n}`, body: '{"apiVersion":"a/b/c"}', contentType: merge }), code: 422, redact: true },
+    { name: 'status merge patch with an apiVersion that is no group/version', request: (n) => ({ method: 'PATCH', path: `/${n}/status`, body: '{"apiVersion":"a/b/c"}', contentType: merge }), code: 422, redact: true },
     { name: 'delete with an empty propagationPolicy', request: (n) => ({ method: 'DELETE', path: `/${n}?propagationPolicy=` }), code: 422 },
     { name: 'delete with a resourceVersion that does not hold', request: (n) => ({ method: 'DELETE', path: `/${n}?resourceVersion=-1` }), code: 409 },
     { name: 'delete with a uid that does not hold', request: (n) => ({ method: 'DELETE', path: `/${n}?uid=6a1e8c4e-0000-4000-8000-000000000000` }), code: 409 },

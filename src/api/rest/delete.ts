@@ -10,11 +10,10 @@ import { parseJson, readBody } from './body.js';
 import type { WriteCall } from './contracts.js';
 import { parseDeleteParameters, parseListParameters, type DeleteParameters } from './query.js';
 import { listAll } from './read.js';
-import { negotiateWriteOutput, respondList, respondObject } from './representation.js';
+import { respondList, respondObject } from './representation.js';
 import type { ApiObject } from './types.js';
 
 export async function deleteObject(call: WriteCall): Promise<void> {
-  negotiateWriteOutput(call.req);
   const options = await deleteOptions(call);
   const result = await deleteOne(call, call.info.name, options);
   if (result.kind === 'pending') {
@@ -75,7 +74,6 @@ function checkPreconditions(gr: GroupResource, kind: string, name: string, curre
 }
 
 export async function deleteCollection(call: WriteCall): Promise<void> {
-  negotiateWriteOutput(call.req);
   const listParameters = parseListParameters(call.url.searchParams);
   const options = await deleteOptions(call);
   const list = await listAll(call, listParameters);

@@ -17,10 +17,10 @@ import { checkJsonPatchSize, decodeObject, parseJson, parseJsonDocument, patchTy
 import type { WriteCall } from './contracts.js';
 import { firstOverflowingNumber, type StrictErrors } from './body-worker.js';
 import { asKubePointer } from './json-patch-pointer.js';
-import { yamlReaderError } from './body-type-meta.js';
+import { parseGroupVersion, yamlReaderError } from './body-type-meta.js';
 import { admitCreate, admitUpdate, checkTypeMeta, pruneSchemaOf, strictDecoding, subresourceOf, withTypedMetadata } from './decode.js';
 import { parseWriteParameters, type WriteParameters } from './query.js';
-import { negotiateWriteOutput, respondObject, sendWarnings } from './representation.js';
+import { respondObject, sendWarnings } from './representation.js';
 import { resourceVersionRequired } from './update.js';
 import type { ApiObject } from './types.js';
 
@@ -31,7 +31,6 @@ export async function patchObject(call: WriteCall): Promise<void> {
   if (type !== patchTypes.merge && type !== patchTypes.json && type !== patchTypes.apply) {
     throw unsupportedMediaType([patchTypes.json, patchTypes.merge, patchTypes.apply]);
   }
-  negotiateWriteOutput(call.req);
   const body = await readBodyBytes(call.req);
   const write = parseWriteParameters(call.url.searchParams, { patchType: type });
   if (type === patchTypes.apply) {
@@ -128,9 +127,10 @@ function statusWrite(current: ApiObject, patched: ApiObject): ApiObject {
 
 /**
  * The type meta of a patched object: kube's serializer reads apiVersion and
- * kind as strings first (a 422 on `patch` when it cannot), and a kind the
- * patch changed reaches the custom resource validator (ValidateTypeMeta),
- * named by the kind it now has.
+ * kind as strings first and parses the apiVersion (a 422 on `patch` when it
+ * cannot), then the custom resource validator (ValidateTypeMeta) refuses a
+ * kind or apiVersion the patch changed, named by the group and kind the
+ * object now has. A status write takes both from the stored object.
  */
 function checkPatchedKind(call: WriteCall, object: Record<string, unknown>, undecodable: (message: string) => ApiError): void {
   for (const field of ['apiVersion', 'kind']) {
@@ -140,16 +140,20 @@ function checkPatchedKind(call: WriteCall, object: Record<string, unknown>, unde
     }
   }
   // The serializer refuses to decode into an Unstructured without them (runtime.NewMissingKindErr, NewMissingVersionErr).
-  const missing = (field: string): boolean => typeof object[field] !== 'string' || object[field] === '';
-  if (missing('kind')) throw undecodable(`Object 'Kind' is missing in '${JSON.stringify(sortKeys(object))}'`);
-  if (missing('apiVersion')) throw undecodable(`Object 'apiVersion' is missing in '${JSON.stringify(sortKeys(object))}'`);
+  const { kind, apiVersion } = object;
+  if (typeof kind !== 'string' || kind === '') throw undecodable(`Object 'Kind' is missing in '${JSON.stringify(sortKeys(object))}'`);
+  if (typeof apiVersion !== 'string' || apiVersion === '') throw undecodable(`Object 'apiVersion' is missing in '${JSON.stringify(sortKeys(object))}'`);
+  const groupVersion = parseGroupVersion(apiVersion);
+  if ('error' in groupVersion) throw undecodable(groupVersion.error);
   if (subresourceOf(call) === 'status') return;
-  const expected = call.resource.strategy.descriptor.kind;
-  const kind = object['kind'];
-  if (typeof kind === 'string' && kind !== expected && object['apiVersion'] === `${call.gv.group}/${call.gv.version}`) {
-    const name = (object['metadata'] as { name?: string } | undefined)?.name ?? '';
-    throw invalid(call.gv.group, kind, name, [invalidValue('kind', kind, `must be ${expected}`)]);
-  }
+  const expectedKind = call.resource.strategy.descriptor.kind;
+  const expectedApiVersion = `${call.gv.group}/${call.gv.version}`;
+  const errors = [
+    ...(kind === expectedKind ? [] : [invalidValue('kind', kind, `must be ${expectedKind}`)]),
+    ...(apiVersion === expectedApiVersion ? [] : [invalidValue('apiVersion', apiVersion, `must be ${expectedApiVersion}`)]),
+  ];
+  const name = (object['metadata'] as { name?: string } | undefined)?.name ?? '';
+  if (errors.length > 0) throw invalid(groupVersion.group, kind, name, errors);
 }
 
 /** How Go's encoding/json names a JSON value's type in its errors. */

@@ -10,11 +10,10 @@ import { checkObjectMediaType } from './body.js';
 import type { WriteCall } from './contracts.js';
 import { admitUpdate, decodeBody, subresourceOf } from './decode.js';
 import { parseWriteParameters } from './query.js';
-import { negotiateWriteOutput, respondObject, sendWarnings } from './representation.js';
+import { respondObject, sendWarnings } from './representation.js';
 import type { ApiObject } from './types.js';
 
 export async function updateObject(call: WriteCall): Promise<void> {
-  negotiateWriteOutput(call.req);
   checkObjectMediaType(call.req);
   const write = parseWriteParameters(call.url.searchParams, 'UpdateOptions');
   const { object, warnings } = await decodeBody(call, write);

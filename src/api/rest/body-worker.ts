@@ -528,16 +528,19 @@ export interface NumberLiteral {
  * The first number, in document order, too large for a float64 (`1e400`),
  * which JSON.parse turns into Infinity but Go's encoding/json refuses when
  * decoding into interface{} (`cannot unmarshal number 1e400 into Go value of
- * type float64`). Expects text that JSON.parse has already accepted.
+ * type float64`). Expects text that JSON.parse has already accepted. Numbers
+ * at a path `ignored` accepts are passed over.
  */
-export function firstOverflowingNumber(text: string): NumberLiteral | undefined {
+export function firstOverflowingNumber(text: string, ignored: (path: readonly (string | number)[]) => boolean = () => false): NumberLiteral | undefined {
   let found: NumberLiteral | undefined;
   walkJson(text, {
     literal: (open, segment, literal) => {
       const first = literal.charCodeAt(0);
       if (!(first === 0x2d || (first >= 0x30 && first <= 0x39)) || Number.isFinite(Number(literal))) return false;
       const containers = open.map((container) => container.segment).filter((s): s is string | number => s !== undefined);
-      found = { literal, path: segment === undefined ? containers : [...containers, segment] };
+      const path = segment === undefined ? containers : [...containers, segment];
+      if (ignored(path)) return false;
+      found = { literal, path };
       return true;
     },
   });

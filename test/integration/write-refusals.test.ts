@@ -631,6 +631,15 @@ describe('issue 15: patches and query parameters are refused as kube refuses the
     { name: 'list with a malformed field selector and a resourceVersionMatch alone', request: () => ({ method: 'GET', path: '?fieldSelector=a%3Db%3Dc&resourceVersionMatch=Exact' }), code: 400 },
     { name: 'list with a malformed limit, label selector and timeoutSeconds', request: () => ({ method: 'GET', path: '?limit=x&labelSelector=a%20in%20(&timeoutSeconds=y' }), code: 400 },
     // A blank boolean is true in Go's conversion: `watch=` is a watch, `sendInitialEvents=` is set.
+    // A field naming a Secret holds a Secret name (a DNS subdomain); the reference CRD carries the rule as CEL (support/reference-crd.ts).
+    { name: 'merge patch naming the userData Secret é', request: (n) => ({ method: 'PATCH', path: `/${n}`, body: '{"spec":{"userData":{"name":"é"}}}', contentType: merge }), code: 422 },
+    { name: 'merge patch naming the networkData Secret A_b', request: (n) => ({ method: 'PATCH', path: `/${n}`, body: '{"spec":{"networkData":{"name":"A_b"}}}', contentType: merge }), code: 422 },
+    { name: 'merge patch naming the metaData Secret a/../b', request: (n) => ({ method: 'PATCH', path: `/${n}`, body: '{"spec":{"metaData":{"name":"a/../b"}}}', contentType: merge }), code: 422 },
+    {
+      name: 'create naming the userData Secret with a NUL',
+      request: (n) => ({ method: 'POST', path: '', body: JSON.stringify({ ...claim(`${n}-new`), spec: { poweredOn: false, userData: { name: '\u0000' } } }), contentType: json }),
+      code: 422,
+    },
     // DeleteCollection lists in pages: the query's resourceVersion is a list's exact one and every delete's precondition.
     { name: 'deletecollection of one object with a resourceVersion that does not hold', request: (n) => ({ method: 'DELETE', path: `?fieldSelector=metadata.name%3D${n}&resourceVersion=1` }), code: 409 },
     // handlers/rest.go checkName: an object left without a name is undeterminable (the 100,000-case fuzz run: 200≠400, 422≠400).
@@ -728,6 +737,14 @@ describe('issue 15: patches and query parameters are refused as kube refuses the
     }
     expect(answers[0]).toEqual(answers[1]);
     expect([200, 410]).toContain(answers[0]?.code);
+  });
+
+  it('an empty Secret name references nothing: accepted alike', async () => {
+    await createBoth('empty-secret-name');
+    for (const reference of [false, true]) {
+      const response = await send({ method: 'PATCH', path: '/empty-secret-name', body: '{"spec":{"userData":{"name":""}}}', contentType: merge }, reference);
+      expect([reference, response.status], response.body).toEqual([reference, 200]);
+    }
   });
 
   it('apply: creationTimestamp takes any scalar, which BeforeCreate and BeforeUpdate overwrite (the 100,000-case fuzz run: 400≠200)', async () => {

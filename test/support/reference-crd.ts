@@ -32,7 +32,7 @@ export async function installReferenceCrd(env: DevEnvironment): Promise<void> {
     singular: 'hostclaim',
     schema: loadSchemaSource().resolvedObjectSchema('HostClaim'),
   });
-  await env.controlPlane.apply(JSON.stringify(crd));
+  await env.controlPlane.apply(JSON.stringify(withSecretNameRules(crd)));
   await env.controlPlane.apply(TENANTS.map(tenantRbac).join('\n---\n'));
   await pollUntil(
     'the reference CRD to be served',
@@ -42,6 +42,34 @@ export async function installReferenceCrd(env: DevEnvironment): Promise<void> {
     },
     { timeoutMs: 60_000 },
   );
+}
+
+/** k8s.io/apimachinery validation.IsDNS1123Subdomain's message for a name that is not one. */
+const DNS_SUBDOMAIN_MESSAGE =
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+
+/**
+ * A field naming a Secret must hold a Secret name, as core validation
+ * requires of a SecretReference (ValidateSecretName: a DNS subdomain of at
+ * most 253 characters); the server's HostClaim strategy checks it, and the
+ * reference carries the same rule as a CRD can: a CEL rule with
+ * IsDNS1123Subdomain's message (an empty name references nothing).
+ */
+function withSecretNameRules(crd: ReturnType<typeof customResourceDefinition>): ReturnType<typeof customResourceDefinition> {
+  const rule = { rule: 'self == "" || !format.dns1123Subdomain().validate(self).hasValue()', message: DNS_SUBDOMAIN_MESSAGE };
+  const copy = structuredClone(crd);
+  const versions = (copy.spec as { versions: { schema: { openAPIV3Schema: SchemaNode } }[] }).versions;
+  const spec = versions[0]?.schema.openAPIV3Schema.properties?.['spec'];
+  const secretNames = [...['userData', 'networkData', 'metaData'].map((field) => spec?.properties?.[field]?.properties?.['name']), spec?.properties?.['image']?.properties?.['ociAuthSecretName']];
+  for (const name of secretNames) {
+    if (name === undefined) throw new Error('the HostClaim schema no longer has the Secret name fields the reference CRD constrains');
+    Object.assign(name, { maxLength: 253, 'x-kubernetes-validations': [rule] });
+  }
+  return copy;
+}
+
+interface SchemaNode {
+  properties?: Record<string, SchemaNode | undefined>;
 }
 
 const CLUSTER_WIDE_READS = 'hostclaim-apiserver-cluster-wide-reads';

@@ -26,6 +26,7 @@
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
+import { invalidEscapeLine, invalidUnicodeEscape } from './yaml-escapes.js';
 import { EVENT_ID, getScalarValue, parseEvents, SCALAR_STYLE, YAMLException, type AliasEvent, type Event, type MappingEvent, type ScalarEvent, type SequenceEvent } from 'js-yaml';
 import { Document, isScalar, type ScalarTag } from 'yaml';
 
@@ -403,7 +404,8 @@ function jsonDocument(text: string, maxDepth: number, certain: boolean): { value
   }
   if (jsonDepth(text, maxDepth) > maxDepth) throw new BodyError('invalid', `${jsonFailure}exceeded max depth of ${maxDepth}`);
   const duplicates = duplicateFields(text);
-  if (!certain && duplicates.length > 0) return undefined;
+  // YAML reads JSON's strings as double-quoted scalars, whose escapes goyaml checks more strictly than JSON.
+  if (!certain && (duplicates.length > 0 || invalidUnicodeEscape(text) !== undefined)) return undefined;
   return { value, duplicates: duplicates.map((path) => `duplicate field "${path}"`) };
 }
 
@@ -421,6 +423,7 @@ function decodeYaml(text: string, maxDepth: number): { value: DecodedValue; dupl
     if (error.reason.startsWith('nesting exceeded maxDepth')) throw new BodyError('invalid', `${yamlFailure}yaml: exceeded max depth of ${maxDepth}`);
     throw new BodyError('invalid', `${yamlFailure}yaml: line ${(error.mark?.line ?? 0) + 1}: ${error.reason}`);
   }
+  refuseInvalidEscapes(document, events);
   const decoder = new EventDecoder(document, maxDepth);
   const value = decoder.decode(events);
   // goyaml reports every repeated key in one error, a line each.
@@ -429,6 +432,12 @@ function decodeYaml(text: string, maxDepth: number): { value: DecodedValue; dupl
 }
 
 const parserDepthSlack = 10;
+
+/** goyaml's scanner error for an escape that names no Unicode scalar value (yaml-escapes.ts). */
+function refuseInvalidEscapes(document: string, events: readonly Event[]): void {
+  const line = invalidEscapeLine(document, events);
+  if (line !== undefined) throw new BodyError('invalid', `${yamlFailure}yaml: ${line === 0 ? '' : `line ${line}: `}found invalid Unicode character escape code`);
+}
 
 /**
  * Where a second document starts (a `---` or `...` line after the first

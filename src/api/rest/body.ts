@@ -14,6 +14,7 @@ import { parseContentType } from '../negotiation.js';
 import { ACCEPTED_MEDIA_TYPES } from './output.js';
 import { duplicateFields, jsonDepth, pruneUnknownFields, strictErrors, unknownFieldError, type PruneSchema, type StrictErrors } from './body-worker.js';
 import { decodeOffThread, type DecodeOptions } from './body-decoder.js';
+import { invalidUnicodeEscape } from './yaml-escapes.js';
 
 export { duplicateFields } from './body-worker.js';
 
@@ -155,9 +156,9 @@ export function checkJsonPatchSize(patch: unknown): void {
 
 async function parseYamlDocument(text: string, options: PruneOptions): Promise<DecodedDocument> {
   // JSON is YAML, and what clients send as apply configurations: small JSON is parsed here, unless it repeats
-  // a key (rare): goyaml's complaint names lines, which only the YAML decoder knows.
+  // a key or escapes a surrogate (rare): goyaml's complaints name lines, which only the YAML decoder knows.
   const startsAsJson = text.trimStart().startsWith('{');
-  if (startsAsJson && text.length <= bodyLimits.maxJsonBytesOnEventLoop && duplicateFields(text).length === 0) {
+  if (startsAsJson && text.length <= bodyLimits.maxJsonBytesOnEventLoop && duplicateFields(text).length === 0 && invalidUnicodeEscape(text) === undefined) {
     const json = jsonOrUndefined(text);
     if (json !== undefined) {
       checkJsonDepth(text);

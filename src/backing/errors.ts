@@ -48,8 +48,8 @@ export function translateBackingError(error: unknown, mapping: StorageMapping, t
     ...(target.name === '' ? {} : { name: target.name }),
     group: target.gr.group,
     // kube names a kind or a resource here depending on the code path; keep which one it chose.
-    kind: status.details?.kind === mapping.backing.kind ? mapping.virtual.kind : target.gr.resource,
-    ...(status.details?.uid === undefined ? {} : { uid: status.details.uid }),
+    kind: status.details.kind === mapping.backing.kind ? mapping.virtual.kind : target.gr.resource,
+    ...(status.details.uid === undefined ? {} : { uid: status.details.uid }),
     ...(causes === undefined ? {} : { causes }),
     ...retryAfter,
   });

@@ -9,7 +9,7 @@
  */
 import { ApiError, badRequest, conflict, notFound } from '../status.js';
 import { decodeObject, strictDecodingWarnings } from './body.js';
-import { firstOverflowingNumber, type StrictErrors } from './body-worker.js';
+import type { StrictErrors } from './body-worker.js';
 import { yamlReaderError } from './body-type-meta.js';
 import type { WriteCall } from './contracts.js';
 import { admitCreate, admitUpdate, checkObjectName, checkTypeMeta, pruneSchemaOf, subresourceOf, withTypedMetadata } from './decode.js';
@@ -41,7 +41,6 @@ export async function applyObject(call: WriteCall, body: Buffer, write: WritePar
   configuration.metadata.name = call.info.name;
   // The field manager builds the typed patch before anything is validated.
   refuseUndeclaredField(call, rawMetadata, firstUnknownField);
-  refuseUntypableNumber(call, rawMetadata, body.toString('utf8'));
   // The field manager names the configuration by the namespace it carries (none unless the client set one).
   if (!isRecord(rawMetadata) || typeof rawMetadata['namespace'] !== 'string' || rawMetadata['namespace'] === '') {
     Reflect.deleteProperty(configuration.metadata, 'namespace');
@@ -76,22 +75,6 @@ export async function applyObject(call: WriteCall, body: Buffer, write: WritePar
  */
 function refuseUndeclaredField(call: WriteCall, rawMetadata: unknown, path: string | undefined): void {
   if (path !== undefined) throw typedPatchFailure(call, rawMetadata, `.${path}: field not declared in schema`);
-}
-
-/**
- * A number float64 cannot hold (`1e400`) types as nothing the schema
- * declares: kube's field manager refuses it (a 500 there, naming the
- * value), here the 400. Decoding turns it into Infinity, which would reach
- * the backing store as null, so it is found in the text (JSON
- * configurations; a YAML one is decoded off the main thread).
- */
-function refuseUntypableNumber(call: WriteCall, rawMetadata: unknown, text: string): void {
-  if (!text.trimStart().startsWith('{')) return;
-  // creationTimestamp takes any scalar, and is dropped (see applyObject).
-  const overflow = firstOverflowingNumber(text, (path) => path.length === 2 && path[0] === 'metadata' && path[1] === 'creationTimestamp');
-  if (overflow === undefined) return;
-  const path = overflow.path.map((segment) => (typeof segment === 'number' ? `[${String(segment)}]` : `.${segment}`)).join('');
-  throw typedPatchFailure(call, rawMetadata, `${path}: number ${overflow.literal} does not fit a float64`);
 }
 
 function typedPatchFailure(call: WriteCall, rawMetadata: unknown, problem: string): ApiError {

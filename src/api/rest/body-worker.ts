@@ -404,8 +404,9 @@ function jsonDocument(text: string, maxDepth: number, certain: boolean): { value
   }
   if (jsonDepth(text, maxDepth) > maxDepth) throw new BodyError('invalid', `${jsonFailure}exceeded max depth of ${maxDepth}`);
   const duplicates = duplicateFields(text);
-  // YAML reads JSON's strings as double-quoted scalars, whose escapes goyaml checks more strictly than JSON.
-  if (!certain && (duplicates.length > 0 || invalidUnicodeEscape(text) !== undefined)) return undefined;
+  // YAML reads JSON's strings as double-quoted scalars, whose escapes goyaml checks more strictly than JSON,
+  // and a number float64 cannot hold as a string.
+  if (!certain && (duplicates.length > 0 || invalidUnicodeEscape(text) !== undefined || firstOverflowingNumber(text) !== undefined)) return undefined;
   return { value, duplicates: duplicates.map((path) => `duplicate field "${path}"`) };
 }
 
@@ -537,19 +538,16 @@ export interface NumberLiteral {
  * The first number, in document order, too large for a float64 (`1e400`),
  * which JSON.parse turns into Infinity but Go's encoding/json refuses when
  * decoding into interface{} (`cannot unmarshal number 1e400 into Go value of
- * type float64`). Expects text that JSON.parse has already accepted. Numbers
- * at a path `ignored` accepts are passed over.
+ * type float64`). Expects text that JSON.parse has already accepted.
  */
-export function firstOverflowingNumber(text: string, ignored: (path: readonly (string | number)[]) => boolean = () => false): NumberLiteral | undefined {
+export function firstOverflowingNumber(text: string): NumberLiteral | undefined {
   let found: NumberLiteral | undefined;
   walkJson(text, {
     literal: (open, segment, literal) => {
       const first = literal.charCodeAt(0);
       if (!(first === 0x2d || (first >= 0x30 && first <= 0x39)) || Number.isFinite(Number(literal))) return false;
       const containers = open.map((container) => container.segment).filter((s): s is string | number => s !== undefined);
-      const path = segment === undefined ? containers : [...containers, segment];
-      if (ignored(path)) return false;
-      found = { literal, path };
+      found = { literal, path: segment === undefined ? containers : [...containers, segment] };
       return true;
     },
   });

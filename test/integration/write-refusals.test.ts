@@ -17,6 +17,7 @@ import { parse as parseYaml } from 'yaml';
 import { startDevEnvironment, type DevEnvironment } from '../controlplane/environment.js';
 import { rawClients, type RawClients, type RawResponse } from '../support/raw-http.js';
 import { fromReference, installReferenceCrd, toReference } from '../support/reference-crd.js';
+import { goQuote } from '../../src/api/selectors.js';
 
 const binDir = inject('controlPlaneBinDir');
 let env: DevEnvironment;
@@ -747,12 +748,12 @@ describe('issue 15: patches and query parameters are refused as kube refuses the
       '\u0000',
     ],
   ] as const)('%s: 422 on the field, alike, nothing written', async (_label, request, field, value) => {
-    const name = `secret-name-${(field.split('.')[1] ?? '').toLowerCase()}-${value.length}`;
+    const name = `secret-name-${Buffer.from(value).toString('hex')}`;
     await createBoth(name);
     const before = [await resourceVersionOf(name, false), await resourceVersionOf(name, true)];
     const shape = (response: RawResponse): unknown => {
       const status = response.json as StatusShape;
-      return { code: response.status, reason: status.reason, causes: status.details?.causes?.map((c) => ({ reason: c.reason, field: c.field, value: c.message?.startsWith(`Invalid value: ${JSON.stringify(value)}: `) })) };
+      return { code: response.status, reason: status.reason, causes: status.details?.causes?.map((c) => ({ reason: c.reason, field: c.field, value: c.message?.startsWith(`Invalid value: ${goQuote(value)}: `) })) };
     };
     const expected = { code: 422, reason: 'Invalid', causes: [{ reason: 'FieldValueInvalid', field, value: true }] };
     expect(shape(await send(request(name), false))).toEqual(expected);

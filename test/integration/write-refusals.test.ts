@@ -500,6 +500,8 @@ describe('media types, as kube-apiserver negotiates them', () => {
     { name: 'get of a missing object with Accept: /;', request: (n) => ({ method: 'GET', path: `/${n}-missing`, headers: { Accept: '/;' } }), code: 406 },
     { name: 'list with a malformed limit and Accept: text/html', request: () => ({ method: 'GET', path: '?limit=x', headers: { Accept: 'text/html' } }), code: 406 },
     { name: 'watch with a malformed limit and Accept: text/html', request: () => ({ method: 'GET', path: '?watch=1&limit=x', headers: { Accept: 'text/html' } }), code: 406 },
+    // … except a patch: PatchResource checks the patch type first (415).
+    { name: 'patch with Content-Type application/json and an Accept nothing matches', request: (n) => ({ method: 'PATCH', path: `/${n}`, body: '{}', contentType: json, headers: { Accept: 'application/json;as=Bogus;v=v1;g=meta.k8s.io' } }), code: 415 },
   ];
   it.each(cases.map((c, i) => [c.name, c, i] as const))('%s', async (_label, testCase, index) => {
     await refusedAlike(testCase, index, 'media-case');

@@ -89,7 +89,8 @@ function checkRoute(info: ResourceRequestInfo, resource: RestResource, gr: Group
 }
 
 async function dispatch(call: Call, readAccess: ReadAccess): Promise<void> {
-  negotiateOutputMediaType(call.req);
+  // PatchResource checks the patch type (415) before it negotiates (patch.ts).
+  if (call.info.verb !== 'patch') negotiateOutputMediaType(call.req);
   switch (call.info.verb) {
     case 'get':
       return getObject(call);

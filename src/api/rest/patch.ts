@@ -19,7 +19,7 @@ import { asKubePointer } from './json-patch-pointer.js';
 import { parseGroupVersion } from './body-type-meta.js';
 import { admitUpdate, checkObjectName, checkTypeMeta, pruneSchemaOf, strictDecoding, subresourceOf } from './decode.js';
 import { parseWriteParameters, type WriteParameters } from './query.js';
-import { respondObject, sendWarnings } from './representation.js';
+import { negotiateOutputMediaType, respondObject, sendWarnings } from './representation.js';
 import { applyObject } from './apply.js';
 import { resourceVersionRequired } from './update.js';
 import type { ApiObject } from './types.js';
@@ -31,6 +31,7 @@ export async function patchObject(call: WriteCall): Promise<void> {
   if (type !== patchTypes.merge && type !== patchTypes.json && type !== patchTypes.apply) {
     throw unsupportedMediaType([patchTypes.json, patchTypes.merge, patchTypes.apply]);
   }
+  negotiateOutputMediaType(call.req);
   const body = await readBodyBytes(call.req);
   const write = parseWriteParameters(call.url.searchParams, { patchType: type });
   if (type === patchTypes.apply) {

@@ -3,6 +3,13 @@
  * headerrequest authenticator: identity headers are trusted only on a
  * connection whose client certificate chains to the front-proxy CA (never
  * the cluster client CA) and whose CN is an allowed name.
+ *
+ * One deliberate difference: kube reads a single-valued header (user name,
+ * uid) with http.Header.Get, i.e. its first line only, so a name sent on
+ * two lines is whichever came first, and an empty first line hides a second
+ * (401). Here a user name or uid sent on more than one line is ambiguous and
+ * refused (401) rather than one of them picked. kube-apiserver's proxy sends
+ * each exactly once; only a direct client can send more.
  */
 import type { X509Certificate } from 'node:crypto';
 import type { RequestHeaderConfig } from './authentication-config.js';
@@ -16,14 +23,17 @@ export function authenticateFrontProxy(credentials: Credentials, config: Request
   if (!nameAllowed(verified.leaf, config.allowedNames)) {
     return { kind: 'failed', error: `front-proxy: subject with cn=${commonName(verified.leaf)} is not in the allowed list` };
   }
-  const name = firstValue(credentials.headers, config.usernameHeaders);
+  const name = headerValue(credentials.headers, config.usernameHeaders);
+  const uid = headerValue(credentials.headers, config.uidHeaders);
+  if (typeof name !== 'string') return ambiguous(name);
+  if (typeof uid !== 'string') return ambiguous(uid);
   if (name === '') return { kind: 'none' };
   return {
     kind: 'authenticated',
     method: 'front-proxy',
     user: {
       name,
-      uid: firstValue(credentials.headers, config.uidHeaders),
+      uid,
       groups: allValues(credentials.headers, config.groupHeaders),
       extra: extras(credentials.headers, config.extraHeaderPrefixes),
     },
@@ -36,10 +46,20 @@ function nameAllowed(leaf: X509Certificate, allowedNames: readonly string[]): bo
 
 type Headers = Credentials['headers'];
 
-function firstValue(headers: Headers, names: readonly string[]): string {
+function ambiguous(header: { readonly repeated: string }): AuthenticationOutcome {
+  return { kind: 'failed', error: `front-proxy: ${header.repeated} sent on more than one line` };
+}
+
+/**
+ * headerValue: the first configured header whose (first) line is not empty
+ * wins; '' when none. A header of those sent on several lines is ambiguous.
+ */
+function headerValue(headers: Headers, names: readonly string[]): string | { readonly repeated: string } {
   for (const name of names) {
-    const value = headers[name.toLowerCase()]?.find((v) => v !== '');
-    if (value !== undefined) return value;
+    const lines = headers[name.toLowerCase()] ?? [];
+    if (lines.length > 1) return { repeated: name };
+    const value = lines[0] ?? '';
+    if (value !== '') return value;
   }
   return '';
 }

@@ -39,6 +39,8 @@ export function translateBackingError(error: unknown, mapping: StorageMapping, t
   const rename = renamer(mapping, target);
   const causes = status.details?.causes?.map((c): StatusCause => ({ ...c, ...(c.message === undefined ? {} : { message: rename(c.message) }) }));
   const retryAfter = status.details?.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: status.details.retryAfterSeconds };
+  // A list's errors (410 Expired for a compacted resourceVersion) name no object: neither does the translation.
+  if (status.details === undefined) return new ApiError(error.statusCode, status.reason as ApiError['reason'], rename(status.message ?? ''));
   if (unnamedReasons.has(status.reason)) {
     return new ApiError(error.statusCode, status.reason as ApiError['reason'], rename(status.message ?? ''), { ...(causes === undefined ? {} : { causes }), ...retryAfter });
   }
@@ -46,8 +48,8 @@ export function translateBackingError(error: unknown, mapping: StorageMapping, t
     ...(target.name === '' ? {} : { name: target.name }),
     group: target.gr.group,
     // kube names a kind or a resource here depending on the code path; keep which one it chose.
-    kind: status.details?.kind === mapping.backing.kind ? mapping.virtual.kind : target.gr.resource,
-    ...(status.details?.uid === undefined ? {} : { uid: status.details.uid }),
+    kind: status.details.kind === mapping.backing.kind ? mapping.virtual.kind : target.gr.resource,
+    ...(status.details.uid === undefined ? {} : { uid: status.details.uid }),
     ...(causes === undefined ? {} : { causes }),
     ...retryAfter,
   });

@@ -61,6 +61,10 @@ const NOT_A_LIST = 'you requested PartialObjectMetadataList, but the requested o
 const PATCH_INVALID = ' "" is invalid: patch: Invalid value: ';
 const FOREIGN_CONTINUE_TOKEN = 'invalid continue token: continue key is not valid';
 
+/** The header is sent on more than one line (an array of values, under any spelling of its name). */
+const onSeveralLines = (c: FuzzCase, name: string): boolean =>
+  Object.entries(c.headers).some(([key, value]) => key.toLowerCase() === name.toLowerCase() && Array.isArray(value) && value.length > 1);
+
 const asksForUpgrade = (c: FuzzCase): boolean => header(c, 'Connection').toLowerCase().includes('upgrade');
 const writeMethods = ['POST', 'PUT', 'PATCH', 'DELETE'];
 
@@ -129,6 +133,11 @@ export const KNOWN_DIFFERENCES: readonly KnownDifference[] = [
       isStatus(ours) &&
       reasonOf(ours) === 'Invalid' &&
       messageOf(ours).startsWith(PATCH_INVALID),
+  },
+  {
+    name: 'ambiguous-front-proxy-identity',
+    why: "A user name or uid sent directly on more than one X-Remote-User or X-Remote-Uid line is refused 401 (auth/front-proxy.ts): which line the proxy meant is unknown, and picking one is how a forged identity gets through. kube-apiserver's request-header authenticator reads the first line (http.Header.Get) and answers as that user.",
+    applies: (c, ours) => c.route === 'direct' && ours.status === 401 && isStatus(ours) && reasonOf(ours) === 'Unauthorized' && (onSeveralLines(c, 'X-Remote-User') || onSeveralLines(c, 'X-Remote-Uid')),
   },
   {
     name: 'sealed-continue-token',

@@ -32,7 +32,7 @@ export async function installReferenceCrd(env: DevEnvironment): Promise<void> {
     singular: 'hostclaim',
     schema: loadSchemaSource().resolvedObjectSchema('HostClaim'),
   });
-  await env.controlPlane.apply(JSON.stringify(crd));
+  await env.controlPlane.apply(JSON.stringify(withSecretNameRules(crd)));
   await env.controlPlane.apply(TENANTS.map(tenantRbac).join('\n---\n'));
   await pollUntil(
     'the reference CRD to be served',
@@ -42,6 +42,35 @@ export async function installReferenceCrd(env: DevEnvironment): Promise<void> {
     },
     { timeoutMs: 60_000 },
   );
+}
+
+/** validation.IsDNS1123Subdomain's pattern, anchored, or empty (an empty name references nothing). */
+export const SECRET_NAME_PATTERN = '^(|[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)$';
+
+/**
+ * A field naming a Secret must hold a Secret name, as core validation
+ * requires of a SecretReference (ValidateSecretName: a DNS subdomain of at
+ * most 253 characters); the server's HostClaim strategy checks it, and the
+ * reference carries the same rule as a schema can. A pattern rather than a
+ * CEL rule: with any CEL rule in its schema, a CRD adds "some validation
+ * rules were not checked" to every answer with a blocking error, which the
+ * server (no CRD) never says. The messages differ (the pattern's words, not
+ * IsDNS1123Subdomain's); codes, reasons and fields are the same.
+ */
+function withSecretNameRules(crd: ReturnType<typeof customResourceDefinition>): ReturnType<typeof customResourceDefinition> {
+  const copy = structuredClone(crd);
+  const versions = (copy.spec as { versions: { schema: { openAPIV3Schema: SchemaNode } }[] }).versions;
+  const spec = versions[0]?.schema.openAPIV3Schema.properties?.['spec'];
+  const secretNames = [...['userData', 'networkData', 'metaData'].map((field) => spec?.properties?.[field]?.properties?.['name']), spec?.properties?.['image']?.properties?.['ociAuthSecretName']];
+  for (const name of secretNames) {
+    if (name === undefined) throw new Error('the HostClaim schema no longer has the Secret name fields the reference CRD constrains');
+    Object.assign(name, { maxLength: 253, pattern: SECRET_NAME_PATTERN });
+  }
+  return copy;
+}
+
+interface SchemaNode {
+  properties?: Record<string, SchemaNode | undefined>;
 }
 
 const CLUSTER_WIDE_READS = 'hostclaim-apiserver-cluster-wide-reads';

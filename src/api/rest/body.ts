@@ -12,7 +12,7 @@ import type { IncomingMessage } from 'node:http';
 import { ApiError, badRequest, unsupportedMediaType } from '../status.js';
 import { parseContentType } from '../negotiation.js';
 import { ACCEPTED_MEDIA_TYPES } from './output.js';
-import { duplicateFields, jsonDepth, pruneUnknownFields, strictErrors, unknownFieldError, type PruneSchema, type StrictErrors } from './body-worker.js';
+import { duplicateFields, firstOverflowingNumber, invalidUnicodeEscape, jsonDepth, pruneUnknownFields, strictErrors, unknownFieldError, type PruneSchema, type StrictErrors } from './body-worker.js';
 import { decodeOffThread, type DecodeOptions } from './body-decoder.js';
 
 export { duplicateFields } from './body-worker.js';
@@ -155,9 +155,10 @@ export function checkJsonPatchSize(patch: unknown): void {
 
 async function parseYamlDocument(text: string, options: PruneOptions): Promise<DecodedDocument> {
   // JSON is YAML, and what clients send as apply configurations: small JSON is parsed here, unless it repeats
-  // a key (rare): goyaml's complaint names lines, which only the YAML decoder knows.
+  // a key or escapes a surrogate (rare): goyaml's complaints name lines, which only the YAML decoder knows;
+  // nor a number float64 cannot hold, which goyaml resolves as a string.
   const startsAsJson = text.trimStart().startsWith('{');
-  if (startsAsJson && text.length <= bodyLimits.maxJsonBytesOnEventLoop && duplicateFields(text).length === 0) {
+  if (startsAsJson && text.length <= bodyLimits.maxJsonBytesOnEventLoop && readsAsJson(text)) {
     const json = jsonOrUndefined(text);
     if (json !== undefined) {
       checkJsonDepth(text);
@@ -165,6 +166,11 @@ async function parseYamlDocument(text: string, options: PruneOptions): Promise<D
     }
   }
   return decodeInWorker(text, startsAsJson ? 'json-or-yaml' : 'yaml', options);
+}
+
+/** Whether YAML that looks like JSON decodes as JSON.parse decodes it (see parseYamlDocument). */
+function readsAsJson(text: string): boolean {
+  return duplicateFields(text).length === 0 && invalidUnicodeEscape(text) === undefined && firstOverflowingNumber(text) === undefined;
 }
 
 /** goyaml's prefix for its list of unmarshal errors; kube strips it to make one warning per line. */

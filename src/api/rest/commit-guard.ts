@@ -29,15 +29,16 @@ import type { ApiObject } from './types.js';
 /** The call with a store that refuses to commit what the checks refuse. */
 export function guardCommits(call: WriteCall): WriteCall {
   const store = call.resource.store;
-  const refusal = (): ApiError | undefined => {
+  const outputRefusal = (): ApiError | undefined => {
     try {
       checkWriteOutput(call.req, call.info.verb === 'deletecollection' ? 'list' : 'object');
     } catch (error) {
       if (error instanceof ApiError) return error;
       throw error;
     }
-    return upgradeRefusal(call);
+    return undefined;
   };
+  const refusal = (): ApiError | undefined => outputRefusal() ?? upgradeRefusal(call);
   const guarded: WritableStore = {
     hub: store.hub,
     get: (namespace, name, resourceVersion) => store.get(namespace, name, resourceVersion),
@@ -61,12 +62,14 @@ export function guardCommits(call: WriteCall): WriteCall {
       return store.apply(namespace, name, configuration, subresource, query);
     },
     async delete(namespace, name, options) {
-      const refused = refusal();
-      if (refused !== undefined) {
+      const output = outputRefusal();
+      const upgrade = upgradeRefusal(call);
+      if (output !== undefined || upgrade !== undefined) {
         const current = await store.get(namespace, name, undefined);
         // An immediate deletion answers with a Status, which kube never converts: only an object left pending, or a list, is.
         const converted = call.info.verb === 'deletecollection' || (current.metadata.finalizers ?? []).length > 0;
-        if (upgradeRefusal(call) !== undefined || converted) throw refused;
+        if (converted && output !== undefined) throw output;
+        if (upgrade !== undefined) throw upgrade;
       }
       return store.delete(namespace, name, options);
     },

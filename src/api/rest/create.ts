@@ -10,12 +10,11 @@ import { checkObjectMediaType } from './body.js';
 import type { WriteCall } from './contracts.js';
 import { admitCreate, decodeBody } from './decode.js';
 import { parseWriteParameters } from './query.js';
-import { negotiateWriteOutput, respondObject, sendWarnings } from './representation.js';
+import { respondObject, sendWarnings } from './representation.js';
 
 const maxGenerateNameAttempts = 8;
 
 export async function createObject(call: WriteCall): Promise<void> {
-  negotiateWriteOutput(call.req);
   checkObjectMediaType(call.req);
   const write = parseWriteParameters(call.url.searchParams, 'CreateOptions');
   const { object, warnings } = await decodeBody(call, write);

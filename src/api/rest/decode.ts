@@ -129,6 +129,15 @@ export function withTypedMetadata(call: WriteCall, body: Record<string, unknown>
   return body as ApiObject;
 }
 
+/**
+ * handlers/rest.go checkName: the object must carry the URL's name; with none
+ * at all kube cannot tell which object it is.
+ */
+export function checkObjectName(call: WriteCall, name: string): void {
+  if (name === '') throw badRequest(`the name of the object (${call.info.name} based on URL) was undeterminable: name must be provided`);
+  if (name !== call.info.name) throw badRequest(`the name of the object (${name}) does not match the name on the URL (${call.info.name})`);
+}
+
 /** create.go/update.go: the body's own apiVersion (none is none) must be the endpoint's; then the namespace. */
 function checkBodyApiVersion(call: WriteCall, object: ApiObject): void {
   const expected = `${call.gv.group}/${call.gv.version}`;

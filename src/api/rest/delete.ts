@@ -8,13 +8,12 @@ import { writeJson } from '../../server/respond.js';
 import { ApiError, conflict, deleteUidMismatch, type GroupResource } from '../status.js';
 import { parseJson, readBody } from './body.js';
 import type { WriteCall } from './contracts.js';
-import { parseDeleteParameters, parseListParameters, type DeleteParameters } from './query.js';
+import { parseDeleteParameters, parseListParameters, type DeleteParameters, type ListParameters } from './query.js';
 import { listAll } from './read.js';
-import { negotiateWriteOutput, respondList, respondObject } from './representation.js';
-import type { ApiObject } from './types.js';
+import { respondList, respondObject } from './representation.js';
+import type { ApiObject, ObjectList } from './types.js';
 
 export async function deleteObject(call: WriteCall): Promise<void> {
-  negotiateWriteOutput(call.req);
   const options = await deleteOptions(call);
   const result = await deleteOne(call, call.info.name, options);
   if (result.kind === 'pending') {
@@ -74,20 +73,39 @@ function checkPreconditions(gr: GroupResource, kind: string, name: string, curre
   }
 }
 
+/** registry.Store's deleteCollectionPageSize: the limit of each list when the request sets none. */
+const deleteCollectionPageSize = '10000';
+
+/**
+ * registry.Store.DeleteCollection: the collection is listed in pages (so a
+ * resourceVersion is an exact one, as on any list with a limit: 410 once
+ * compacted), every page's objects deleted; a request that set a limit gets
+ * one page, otherwise the pages follow without resourceVersion.
+ */
 export async function deleteCollection(call: WriteCall): Promise<void> {
-  negotiateWriteOutput(call.req);
-  const listParameters = parseListParameters(call.url.searchParams);
+  const requested = parseListParameters(call.url.searchParams);
   const options = await deleteOptions(call);
-  const list = await listAll(call, listParameters);
+  let params: ListParameters = { ...requested, limit: requested.limit ?? deleteCollectionPageSize };
+  let first: ObjectList | undefined;
   const deleted: ApiObject[] = [];
-  for (const object of list.items) {
-    try {
-      const result = await deleteOne(call, object.metadata.name ?? '', options);
-      deleted.push(result.kind === 'pending' ? result.object : object);
-    } catch (error) {
-      // Already gone is what the caller wanted.
-      if (!(error instanceof ApiError && error.reason === 'NotFound')) throw error;
-    }
+  for (;;) {
+    const page = await listAll(call, params);
+    first ??= page;
+    for (const object of page.items) deleted.push(...(await deleteListed(call, object, options)));
+    const next = page.metadata.continue ?? '';
+    if (requested.limit !== undefined || next === '') break;
+    params = { ...params, continue: next, resourceVersion: undefined, resourceVersionMatch: undefined };
   }
-  respondList(call.req, call.res, { ...list, items: deleted }, call.resource.strategy);
+  respondList(call.req, call.res, { ...first, items: deleted }, call.resource.strategy);
+}
+
+/** One listed object deleted: what is answered for it (nothing when it is already gone, which is what the caller wanted). */
+async function deleteListed(call: WriteCall, object: ApiObject, options: DeleteParameters): Promise<ApiObject[]> {
+  try {
+    const result = await deleteOne(call, object.metadata.name ?? '', options);
+    return [result.kind === 'pending' ? result.object : object];
+  } catch (error) {
+    if (error instanceof ApiError && error.reason === 'NotFound') return [];
+    throw error;
+  }
 }

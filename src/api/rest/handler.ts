@@ -22,7 +22,7 @@ import { parseListParameters, type ListParameters } from './query.js';
 import { SelectionPredicate, selectableFields } from './selection.js';
 import { listScoped, restrictedNamespaces, ScopedSelection, type NamespaceAccess, type ReadAccess } from './namespace-scope.js';
 import { getObject, listObjects, listScope } from './read.js';
-import { respondList } from './representation.js';
+import { negotiateOutputMediaType, respondList } from './representation.js';
 import { updateObject } from './update.js';
 import { serveWatch } from './watch.js';
 
@@ -89,6 +89,8 @@ function checkRoute(info: ResourceRequestInfo, resource: RestResource, gr: Group
 }
 
 async function dispatch(call: Call, readAccess: ReadAccess): Promise<void> {
+  // PatchResource checks the patch type (415) before it negotiates (patch.ts).
+  if (call.info.verb !== 'patch') negotiateOutputMediaType(call.req);
   switch (call.info.verb) {
     case 'get':
       return getObject(call);

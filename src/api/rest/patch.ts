@@ -6,21 +6,21 @@
  * decoded as kube's strict decoding does, validated like an update (a
  * patched object that no longer decodes is kube's 422 on `patch`) and
  * retried on a conflict when the patch pins no resourceVersion; server-side
- * apply (which creates a missing object, except on a subresource) is
- * validated here and delegated to the backing store's field manager.
+ * apply is apply.ts.
  */
 import jsonPatch from 'fast-json-patch';
 import { invalid, invalidValue } from '../field-errors.js';
 import { decodeObjectMeta, MetaDecodeError } from '../object-meta.js';
-import { ApiError, badRequest, conflict, notFound, optimisticLockMessage, unsupportedMediaType } from '../status.js';
-import { checkJsonPatchSize, decodeObject, parseJson, parseJsonDocument, patchTypes, readBodyBytes, strictDecodingWarnings } from './body.js';
+import { ApiError, badRequest, conflict, optimisticLockMessage, unsupportedMediaType } from '../status.js';
+import { checkJsonPatchSize, parseJson, parseJsonDocument, patchTypes, readBodyBytes } from './body.js';
 import type { WriteCall } from './contracts.js';
 import { firstOverflowingNumber, type StrictErrors } from './body-worker.js';
 import { asKubePointer } from './json-patch-pointer.js';
-import { yamlReaderError } from './body-type-meta.js';
-import { admitCreate, admitUpdate, checkTypeMeta, pruneSchemaOf, strictDecoding, subresourceOf, withTypedMetadata } from './decode.js';
+import { parseGroupVersion } from './body-type-meta.js';
+import { admitUpdate, checkObjectName, checkTypeMeta, pruneSchemaOf, strictDecoding, subresourceOf } from './decode.js';
 import { parseWriteParameters, type WriteParameters } from './query.js';
-import { negotiateWriteOutput, respondObject, sendWarnings } from './representation.js';
+import { negotiateOutputMediaType, respondObject, sendWarnings } from './representation.js';
+import { applyObject } from './apply.js';
 import { resourceVersionRequired } from './update.js';
 import type { ApiObject } from './types.js';
 
@@ -31,7 +31,7 @@ export async function patchObject(call: WriteCall): Promise<void> {
   if (type !== patchTypes.merge && type !== patchTypes.json && type !== patchTypes.apply) {
     throw unsupportedMediaType([patchTypes.json, patchTypes.merge, patchTypes.apply]);
   }
-  negotiateWriteOutput(call.req);
+  negotiateOutputMediaType(call.req);
   const body = await readBodyBytes(call.req);
   const write = parseWriteParameters(call.url.searchParams, { patchType: type });
   if (type === patchTypes.apply) {
@@ -100,8 +100,7 @@ function patchedObject(call: WriteCall, type: string, current: ApiObject, patch:
     throw error;
   }
   const patched = object as ApiObject;
-  const name = patched.metadata.name ?? '';
-  if (name !== call.info.name) throw badRequest(`the name of the object (${name}) does not match the name on the URL (${call.info.name})`);
+  checkObjectName(call, patched.metadata.name ?? '');
   checkPatchedKind(call, object, undecodable);
   if (subresourceOf(call) === 'status') {
     // The status strategy resets the type meta, after BeforeUpdate checked the namespace.
@@ -128,9 +127,10 @@ function statusWrite(current: ApiObject, patched: ApiObject): ApiObject {
 
 /**
  * The type meta of a patched object: kube's serializer reads apiVersion and
- * kind as strings first (a 422 on `patch` when it cannot), and a kind the
- * patch changed reaches the custom resource validator (ValidateTypeMeta),
- * named by the kind it now has.
+ * kind as strings first and parses the apiVersion (a 422 on `patch` when it
+ * cannot), then the custom resource validator (ValidateTypeMeta) refuses a
+ * kind or apiVersion the patch changed, named by the group and kind the
+ * object now has. A status write takes both from the stored object.
  */
 function checkPatchedKind(call: WriteCall, object: Record<string, unknown>, undecodable: (message: string) => ApiError): void {
   for (const field of ['apiVersion', 'kind']) {
@@ -140,16 +140,20 @@ function checkPatchedKind(call: WriteCall, object: Record<string, unknown>, unde
     }
   }
   // The serializer refuses to decode into an Unstructured without them (runtime.NewMissingKindErr, NewMissingVersionErr).
-  const missing = (field: string): boolean => typeof object[field] !== 'string' || object[field] === '';
-  if (missing('kind')) throw undecodable(`Object 'Kind' is missing in '${JSON.stringify(sortKeys(object))}'`);
-  if (missing('apiVersion')) throw undecodable(`Object 'apiVersion' is missing in '${JSON.stringify(sortKeys(object))}'`);
+  const { kind, apiVersion } = object;
+  if (typeof kind !== 'string' || kind === '') throw undecodable(`Object 'Kind' is missing in '${JSON.stringify(sortKeys(object))}'`);
+  if (typeof apiVersion !== 'string' || apiVersion === '') throw undecodable(`Object 'apiVersion' is missing in '${JSON.stringify(sortKeys(object))}'`);
+  const groupVersion = parseGroupVersion(apiVersion);
+  if ('error' in groupVersion) throw undecodable(groupVersion.error);
   if (subresourceOf(call) === 'status') return;
-  const expected = call.resource.strategy.descriptor.kind;
-  const kind = object['kind'];
-  if (typeof kind === 'string' && kind !== expected && object['apiVersion'] === `${call.gv.group}/${call.gv.version}`) {
-    const name = (object['metadata'] as { name?: string } | undefined)?.name ?? '';
-    throw invalid(call.gv.group, kind, name, [invalidValue('kind', kind, `must be ${expected}`)]);
-  }
+  const expectedKind = call.resource.strategy.descriptor.kind;
+  const expectedApiVersion = `${call.gv.group}/${call.gv.version}`;
+  const errors = [
+    ...(kind === expectedKind ? [] : [invalidValue('kind', kind, `must be ${expectedKind}`)]),
+    ...(apiVersion === expectedApiVersion ? [] : [invalidValue('apiVersion', apiVersion, `must be ${expectedApiVersion}`)]),
+  ];
+  const name = (object['metadata'] as { name?: string } | undefined)?.name ?? '';
+  if (errors.length > 0) throw invalid(groupVersion.group, kind, name, errors);
 }
 
 /** How Go's encoding/json names a JSON value's type in its errors. */
@@ -275,126 +279,4 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
     else result[key] = mergePatch(result[key], value);
   }
   return result;
-}
-
-async function applyObject(call: WriteCall, body: Buffer, write: WriteParameters): Promise<void> {
-  const current = await currentOrUndefined(call);
-  // Apply creates a missing object, but a subresource never does (the status store's Update forbids create).
-  if (current === undefined && subresourceOf(call) !== '') throw notFound(call.gr, call.info.name);
-  // kube decodes an apply configuration as YAML (sigs.k8s.io/yaml), JSON included: goyaml's reader refuses what is not UTF-8 text.
-  const problem = yamlReaderError(body);
-  if (problem !== undefined) throw badRequest(`error decoding YAML: error converting YAML to JSON: ${problem}`);
-  const { value: decoded, duplicates, firstUnknownField } = await decodeObject(body.toString('utf8'), 'application/yaml', { schema: pruneSchemaOf(call) });
-  if (decoded === null || typeof decoded !== 'object' || Array.isArray(decoded)) throw badRequest('the apply configuration must be an object');
-  const rawMetadata = (decoded as Record<string, unknown>)['metadata'];
-  const configuration = withTypedMetadata(call, decoded as Record<string, unknown>);
-  if (configuration.metadata.managedFields !== undefined || (isRecord(rawMetadata) && rawMetadata['managedFields'] !== undefined)) {
-    throw badRequest('metadata.managedFields must be nil');
-  }
-  checkTypeMeta(call, configuration);
-  const name = configuration.metadata.name;
-  if (name !== undefined && name !== call.info.name) {
-    throw badRequest(`the name of the object (${name}) does not match the name on the URL (${call.info.name})`);
-  }
-  configuration.metadata.name = call.info.name;
-  // The field manager builds the typed patch before anything is validated.
-  refuseUndeclaredField(call, rawMetadata, firstUnknownField);
-  refuseUntypableNumber(call, rawMetadata, body.toString('utf8'));
-  // The field manager names the configuration by the namespace it carries (none unless the client set one).
-  if (!isRecord(rawMetadata) || typeof rawMetadata['namespace'] !== 'string' || rawMetadata['namespace'] === '') {
-    Reflect.deleteProperty(configuration.metadata, 'namespace');
-  }
-  if (current === undefined) {
-    const uid = configuration.metadata.uid;
-    if (uid !== undefined && uid !== '') {
-      throw conflict(call.gr, call.info.name, `uid mismatch: the provided object specified uid ${uid}, and no existing object was found`);
-    }
-  }
-  // What the configuration sets of the object's metadata is validated as the update (or create) it becomes.
-  const result: ApiObject = { ...configuration, metadata: { ...current?.metadata, ...configuration.metadata, namespace: call.info.namespace } };
-  try {
-    if (current === undefined) await admitCreate(call, result);
-    else await admitUpdate(call, result, current);
-  } catch (error) {
-    throw await typedPatchFailureOr(error, call, configuration, write);
-  }
-  const decodingWarnings = applyStrictDecoding(duplicates, write);
-  const applied = await call.resource.store.apply(call.info.namespace, call.info.name, configuration, subresourceOf(call), write);
-  sendWarnings(call.res, [...decodingWarnings, ...applied.warnings]);
-  // An apply that creates the object answers 201, as a create does.
-  respondObject(call.req, call.res, current === undefined ? 201 : 200, applied.object, call.resource.strategy);
-}
-
-/**
- * kube's field manager cannot build a typed patch from a configuration
- * with a field the schema does not declare, whatever fieldValidation says,
- * and answers 500 naming one of them; this is the 400 it should be
- * (issue 15), naming the first. The configuration was pruned as it was
- * decoded, so its unknown fields never reach this thread whole.
- */
-function refuseUndeclaredField(call: WriteCall, rawMetadata: unknown, path: string | undefined): void {
-  if (path !== undefined) throw typedPatchFailure(call, rawMetadata, `.${path}: field not declared in schema`);
-}
-
-/**
- * A number float64 cannot hold (`1e400`) types as nothing the schema
- * declares: kube's field manager refuses it (a 500 there, naming the
- * value), here the 400. Decoding turns it into Infinity, which would reach
- * the backing store as null, so it is found in the text (JSON
- * configurations; a YAML one is decoded off the main thread).
- */
-function refuseUntypableNumber(call: WriteCall, rawMetadata: unknown, text: string): void {
-  if (!text.trimStart().startsWith('{')) return;
-  const overflow = firstOverflowingNumber(text);
-  if (overflow === undefined) return;
-  const path = overflow.path.map((segment) => (typeof segment === 'number' ? `[${String(segment)}]` : `.${segment}`)).join('');
-  throw typedPatchFailure(call, rawMetadata, `${path}: number ${overflow.literal} does not fit a float64`);
-}
-
-function typedPatchFailure(call: WriteCall, rawMetadata: unknown, problem: string): ApiError {
-  const namespace = isRecord(rawMetadata) && typeof rawMetadata['namespace'] === 'string' ? rawMetadata['namespace'] : '';
-  const kind = call.resource.strategy.descriptor.kind;
-  return badRequest(`failed to create typed patch object (${namespace}/${call.info.name}; ${call.gv.group}/${call.gv.version}, Kind=${kind}): ${problem}`);
-}
-
-/**
- * kube's applyPatcher decodes the configuration leniently, then once the
- * apply has succeeded decodes it again strictly (sigs.k8s.io/yaml
- * UnmarshalStrict): repeated keys refuse it under Strict and are warnings
- * under Warn.
- */
-function applyStrictDecoding(duplicates: StrictErrors, write: WriteParameters): string[] {
-  if (duplicates.count === 0 || write.fieldValidation === 'Ignore') return [];
-  if (write.fieldValidation === 'Strict') throw badRequest(`error strict decoding YAML: error converting YAML to JSON: ${duplicates.message}`);
-  return strictDecodingWarnings(duplicates.first.map((error) => `error converting YAML to JSON: ${error}`)).map((w) => `299 - ${JSON.stringify(w)}`);
-}
-
-/**
- * kube's field manager builds the typed patch before anything is validated,
- * and refuses a configuration the schema cannot type (a 500 there, a 400
- * here: the backing store's translation). The schema lives with the backing
- * store, so a configuration this server found invalid is tried there as a
- * dry run: its typing error, if any, is the answer kube gives first.
- */
-async function typedPatchFailureOr(error: unknown, call: WriteCall, configuration: ApiObject, write: WriteParameters): Promise<unknown> {
-  if (!(error instanceof ApiError) || error.reason !== 'Invalid') return error;
-  try {
-    await call.resource.store.apply(call.info.namespace, call.info.name, configuration, subresourceOf(call), { ...write, dryRun: ['All'] });
-  } catch (probe) {
-    if (probe instanceof ApiError && probe.code === 400 && probe.message.startsWith('failed to create typed patch object')) return probe;
-  }
-  return error;
-}
-
-async function currentOrUndefined(call: WriteCall): Promise<ApiObject | undefined> {
-  try {
-    return await call.resource.store.get(call.info.namespace, call.info.name, undefined);
-  } catch (error) {
-    if (error instanceof ApiError && error.reason === 'NotFound') return undefined;
-    throw error;
-  }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -29,23 +29,52 @@ export interface ListScope {
   readonly namespace: string | undefined;
 }
 
+/**
+ * ListOptions in the order kube's listOpts reads them: DecodeParameters
+ * (integers, then the label and field selectors' syntax: 400s), then
+ * SetListOptionsDefaults and ValidateListOptions (422), then the CRD's field
+ * label conversion (400 `field label not supported`), then, in storage, the
+ * resourceVersion.
+ */
 export function parseListParameters(query: URLSearchParams): ListParameters {
-  const params: ListParameters = {
-    watch: truthy(query.get('watch')),
-    selection: parseSelection(query),
-    limit: positiveLimit(queryInt64(query, 'limit')),
+  const timeoutSeconds = queryInt64(query, 'timeoutSeconds');
+  const limit = queryInt64(query, 'limit');
+  const labelSelectorText = query.get('labelSelector') ?? '';
+  const label = parseLabelSelector(labelSelectorText);
+  rejectReservedSelectorKeys(labelSelectorText);
+  const fieldSelectorText = query.get('fieldSelector') ?? '';
+  parseFieldSelector(fieldSelectorText, 'any');
+  const options = withWatchListDefaults({
+    watch: queryBool(query, 'watch') ?? false,
+    limit: positiveLimit(limit),
     continue: nonEmpty(query.get('continue')),
     resourceVersion: nonEmpty(query.get('resourceVersion')),
     resourceVersionMatch: nonEmpty(query.get('resourceVersionMatch')),
-    sendInitialEvents: query.has('sendInitialEvents') ? truthy(query.get('sendInitialEvents')) : undefined,
-    allowWatchBookmarks: truthy(query.get('allowWatchBookmarks')),
-    timeoutSeconds: queryInt64(query, 'timeoutSeconds'),
-  };
-  const errors = params.watch ? watchErrors(params) : listErrors(params);
+    sendInitialEvents: queryBool(query, 'sendInitialEvents'),
+    allowWatchBookmarks: queryBool(query, 'allowWatchBookmarks') ?? false,
+    timeoutSeconds,
+  });
+  const errors = options.watch ? watchErrors(options) : listErrors(options);
   if (errors.length > 0) throw invalid('meta.k8s.io', 'ListOptions', '', errors);
+  const params = { ...options, selection: new SelectionPredicate(label, parseFieldSelector(fieldSelectorText, selectableFields)) };
   // The storage layer parses the resourceVersion after the options are validated.
   if (params.resourceVersion !== undefined) checkReadResourceVersion(params.resourceVersion, params.watch ? 'watch' : 'list');
   return params;
+}
+
+type DecodedListOptions = Omit<ListParameters, 'selection'>;
+
+/**
+ * SetListOptionsDefaults with WatchList on (the default since 1.34): a watch
+ * from "" or "0" that names neither sendInitialEvents nor
+ * resourceVersionMatch is a watch-list from NotOlderThan. It then refuses
+ * `continue`, and marks the end of its initial events for a client that
+ * allows bookmarks.
+ */
+function withWatchListDefaults(options: DecodedListOptions): DecodedListOptions {
+  if (options.sendInitialEvents !== undefined || options.resourceVersionMatch !== undefined) return options;
+  const legacy = options.resourceVersion === undefined || options.resourceVersion === '0';
+  return options.watch && legacy ? { ...options, sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan' } : options;
 }
 
 /** ListOptions.limit is an int64; zero or less asks for everything. */
@@ -68,14 +97,6 @@ export function checkReadResourceVersion(text: string, verb: 'get' | 'list' | 'w
   throw badRequest(verb === 'list' ? `invalid resource version: ${detail}` : detail);
 }
 
-/** Label selector first, as kube parses them; a reserved key is refused once the selector is known to be well-formed. */
-function parseSelection(query: URLSearchParams): SelectionPredicate {
-  const labelSelectorText = query.get('labelSelector') ?? '';
-  const label = parseLabelSelector(labelSelectorText);
-  rejectReservedSelectorKeys(labelSelectorText);
-  return new SelectionPredicate(label, parseFieldSelector(query.get('fieldSelector') ?? '', selectableFields));
-}
-
 /** Bookkeeping labels are invisible: selecting on them would reveal them, so it is refused. */
 function rejectReservedSelectorKeys(selector: string): void {
   const keys = selector.match(/[A-Za-z0-9][-A-Za-z0-9_.]*\/[-A-Za-z0-9_.]+/g) ?? [];
@@ -83,7 +104,8 @@ function rejectReservedSelectorKeys(selector: string): void {
   if (reserved !== undefined) throw badRequest(`unable to parse requirement: label key "${reserved}" uses a reserved prefix`);
 }
 
-function listErrors(p: ListParameters): FieldError[] {
+/** ValidateListOptions for a list. */
+function listErrors(p: DecodedListOptions): FieldError[] {
   const errors: FieldError[] = [];
   const match = p.resourceVersionMatch;
   if (match !== undefined) {
@@ -96,14 +118,10 @@ function listErrors(p: ListParameters): FieldError[] {
   return errors;
 }
 
-function watchErrors(p: ListParameters): FieldError[] {
+/** validateWatchOptions (WatchList on). */
+function watchErrors(p: DecodedListOptions): FieldError[] {
   const errors: FieldError[] = [];
   const match = p.resourceVersionMatch;
-  // SetListOptionsDefaults (WatchList on): a watch from "" or "0" naming neither is a watch-list from NotOlderThan, which refuses continue.
-  const legacy = p.resourceVersion === undefined || p.resourceVersion === '0';
-  if (p.sendInitialEvents === undefined && match === undefined && legacy && p.continue !== undefined) {
-    errors.push(forbiddenField('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
-  }
   if (p.sendInitialEvents !== undefined && match !== 'NotOlderThan') {
     errors.push(forbiddenField('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'));
   }
@@ -111,9 +129,6 @@ function watchErrors(p: ListParameters): FieldError[] {
     if (p.sendInitialEvents === undefined) errors.push(forbiddenField('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'));
     if (match !== 'NotOlderThan') errors.push(notSupported('resourceVersionMatch', match, ['NotOlderThan']));
     if (p.continue !== undefined) errors.push(forbiddenField('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
-  }
-  if (p.sendInitialEvents === true && !p.allowWatchBookmarks) {
-    errors.push(forbiddenField('allowWatchBookmarks', 'allowWatchBookmarks must be set to true when sendInitialEvents is true'));
   }
   return errors;
 }
@@ -249,8 +264,10 @@ function nonEmpty(value: string | null): string | undefined {
   return value === null || value === '' ? undefined : value;
 }
 
-function truthy(value: string | null): boolean {
-  return value !== null && value !== '' && value !== '0' && value.toLowerCase() !== 'false';
+/** Convert_Slice_string_To_Pointer_bool on the first value: absent is undefined, anything but "0" and "false" is true, even "". */
+function queryBool(query: URLSearchParams, name: string): boolean | undefined {
+  const value = query.get(name);
+  return value === null ? undefined : goBool(value);
 }
 
 /** Convert_Slice_string_To_bool: only "0" and "false" (any case) are false. */

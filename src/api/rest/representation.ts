@@ -11,11 +11,12 @@ import { boundedWarnings, headerBytes } from './warnings.js';
 export type { TableColumn } from './output.js';
 
 /**
- * Negotiates the response of a write before anything is read or written
- * (kube's NegotiateOutputMediaType comes first): a request refused for its
- * Accept header changes nothing.
+ * Negotiates the response before anything is read or written: kube's
+ * handlers (get, list, watch and every write) call NegotiateOutputMediaType
+ * first, so a 406 comes before a 404 or a query's 400, and a request refused
+ * for its Accept header changes nothing.
  */
-export function negotiateWriteOutput(req: Request): void {
+export function negotiateOutputMediaType(req: Request): void {
   negotiateConversion(req.headers.accept);
 }
 

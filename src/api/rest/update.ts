@@ -5,24 +5,20 @@
  * validation (422) and admission, then the one write.
  */
 import { invalid, invalidValue } from '../field-errors.js';
-import { ApiError, conflict, badRequest, optimisticLockMessage } from '../status.js';
+import { ApiError, conflict, optimisticLockMessage } from '../status.js';
 import { checkObjectMediaType } from './body.js';
 import type { WriteCall } from './contracts.js';
-import { admitUpdate, decodeBody, subresourceOf } from './decode.js';
+import { admitUpdate, checkObjectName, decodeBody, subresourceOf } from './decode.js';
 import { parseWriteParameters } from './query.js';
-import { negotiateWriteOutput, respondObject, sendWarnings } from './representation.js';
+import { respondObject, sendWarnings } from './representation.js';
 import type { ApiObject } from './types.js';
 
 export async function updateObject(call: WriteCall): Promise<void> {
-  negotiateWriteOutput(call.req);
   checkObjectMediaType(call.req);
   const write = parseWriteParameters(call.url.searchParams, 'UpdateOptions');
   const { object, warnings } = await decodeBody(call, write);
-  const name = object.metadata.name ?? '';
-  if (name !== call.info.name) {
-    throw badRequest(`the name of the object (${name}) does not match the name on the URL (${call.info.name})`);
-  }
-  const current = await call.resource.store.get(call.info.namespace, name, undefined);
+  checkObjectName(call, object.metadata.name ?? '');
+  const current = await call.resource.store.get(call.info.namespace, call.info.name, undefined);
   checkUpdatePreconditions(call, object, current);
   await admitUpdate(call, object, current);
   const updated = await call.resource.store.update(call.info.namespace, object, subresourceOf(call), write);

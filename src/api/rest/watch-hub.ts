@@ -268,9 +268,9 @@ export class WatchHub {
    *    the watcher's namespace → ERROR 410 Expired; X in the future →
    *    changes after X as the feed reaches them.
    *  - sendInitialEvents=true: ADDED for a state at least as new as X (waiting
-   *    up to freshnessTimeoutMs for the feed, else ERROR 504), then one
-   *    BOOKMARK with initialEventsEnd at that state's resourceVersion, then
-   *    changes after it.
+   *    up to freshnessTimeoutMs for the feed, else ERROR 504), then, if the
+   *    client allows bookmarks, one BOOKMARK with initialEventsEnd at that
+   *    state's resourceVersion, then changes after it.
    *
    * Throws (before any event) ApiError 429 before the first reset or after
    * stop(), 422 for a malformed resourceVersion, and Error when
@@ -302,16 +302,18 @@ export class WatchHub {
     }
 
     const initialEvents = request.sendInitialEvents;
+    // setInitialEventsEndBookmarkIfRequested: the end of the initial events is marked only for a client that takes bookmarks.
+    const endBookmark = initialEvents === true && request.allowBookmarks;
     if (origin.kind === 'consistent') {
       const { start } = origin;
       if (initialEvents === false) this.watchers.activate(watcher, maxOf(start.rv, this.current), []);
-      else this.startFromConsistent(watcher, start, initialEvents === true);
+      else this.startFromConsistent(watcher, start, endBookmark);
       return unsubscribe;
     }
     const { rv } = origin;
     if (initialEvents === true) {
-      if (rv > this.current) this.waitToStart(watcher, rv);
-      else this.startFromState(watcher, true);
+      if (rv > this.current) this.waitToStart(watcher, rv, endBookmark);
+      else this.startFromState(watcher, endBookmark);
     } else if (rv === 0n) {
       if (initialEvents === false) this.watchers.activate(watcher, this.current, []);
       else this.startFromState(watcher, false);
@@ -399,7 +401,7 @@ export class WatchHub {
   }
 
   /** sendInitialEvents with a resourceVersion the feed has not reached: wait like waitUntilFreshAndBlock. */
-  private waitToStart(watcher: Watcher, rv: bigint): void {
+  private waitToStart(watcher: Watcher, rv: bigint, endBookmark: boolean): void {
     const waiter: Waiter = {
       rv,
       wake: () => {
@@ -407,7 +409,7 @@ export class WatchHub {
         clearTimeout(watcher.waitTimer);
         watcher.waitTimer = undefined;
         watcher.waiter = undefined;
-        this.startFromState(watcher, true);
+        this.startFromState(watcher, endBookmark);
       },
     };
     watcher.waiter = waiter;

@@ -110,7 +110,28 @@ const frontProxy: IsolationCase[] = [
   // HTTP strips a field value's surrounding whitespace (RFC 9110 5.5), in Go as in Node.
   frontProxyCase('front proxy, user name with surrounding spaces', { 'X-Remote-User': ' tenant-a ' }, otherList, denyListB('tenant-a')),
   frontProxyCase('front proxy, tenant-a own namespace', { 'X-Remote-User': 'tenant-a' }, ownList, ownNames, namesOf),
+  // A user name or uid on more than one line is ambiguous: refused, never one of them picked (kube takes the first line).
+  frontProxyCase('front proxy, two user names on two X-Remote-User lines', { 'X-Remote-User': ['tenant-b', 'tenant-a'] }, ownList, unauthorized),
+  frontProxyCase('front proxy, the same user name on two X-Remote-User lines', { 'X-Remote-User': ['tenant-a', 'tenant-a'] }, ownList, unauthorized),
+  frontProxyCase('front proxy, tenant-a with a uid on two X-Remote-Uid lines', { 'X-Remote-User': 'tenant-a', 'X-Remote-Uid': ['u1', 'u2'] }, ownList, unauthorized),
+  frontProxyLikeKube('front proxy, X-Remote-User on two lines, the first empty', { 'X-Remote-User': ['', 'system:admin'] }),
+  frontProxyLikeKube('front proxy, X-Remote-User on two empty lines', { 'X-Remote-User': ['', ''] }),
 ];
+
+/** The same front-proxy request to the server's port and to kube-apiserver's, which must both refuse it (401). */
+function frontProxyLikeKube(name: string, headers: Record<string, string | string[]>): IsolationCase {
+  return {
+    name: `${name}: 401, as kube-apiserver answers`,
+    request: `server port and kube-apiserver's, front-proxy certificate, ${JSON.stringify(headers)}: GET ${ownList}`,
+    expected: { ...unauthorized, sameAsKube: true },
+    run: async (world) => {
+      const frontProxy = await world.frontProxyCertificate();
+      const ours = statusOf(await world.tls('server', frontProxy, { path: ownList, headers }, 'tenant-a'));
+      const kube = statusOf(await world.tls('kube', frontProxy, { path: ownList, headers }, 'tenant-a'));
+      return { ...ours, sameAsKube: isDeepStrictEqual(ours, kube) || [kube, ours] };
+    },
+  };
+}
 
 function aggregatorCase(name: string, headers: Record<string, string>, path: string, expected: Outcome, read = statusOf): IsolationCase {
   return {

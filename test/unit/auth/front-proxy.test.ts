@@ -65,6 +65,20 @@ describe('front-proxy authentication', () => {
     expect(authenticateFrontProxy({ peerChain: [], headers: identityHeaders }, config)).toEqual({ kind: 'none' });
     expect(authenticateFrontProxy({ peerChain: [cert(pki.frontProxyClient.certPem)], headers: {} }, config)).toEqual({ kind: 'none' });
   });
+
+  it('reads the user name from the first line, as http.Header.Get: an empty line is no user', () => {
+    const frontProxy = [cert(pki.frontProxyClient.certPem)];
+    expect(authenticateFrontProxy({ peerChain: frontProxy, headers: { ...identityHeaders, 'x-remote-user': [''] } }, config)).toEqual({ kind: 'none' });
+  });
+
+  it('refuses a user name or uid sent on more than one line, whatever the lines hold: an ambiguous identity is never picked', () => {
+    const frontProxy = [cert(pki.frontProxyClient.certPem)];
+    const refused = (header: string) => ({ kind: 'failed', error: `front-proxy: ${header} sent on more than one line` });
+    for (const lines of [['', ''], ['', 'system:admin'], ['tenant-a', 'tenant-b'], ['tenant-a', ''], ['tenant-a', 'tenant-a']]) {
+      expect(authenticateFrontProxy({ peerChain: frontProxy, headers: { ...identityHeaders, 'x-remote-user': lines } }, config)).toEqual(refused('X-Remote-User'));
+      expect(authenticateFrontProxy({ peerChain: frontProxy, headers: { ...identityHeaders, 'x-remote-uid': lines } }, config)).toEqual(refused('X-Remote-Uid'));
+    }
+  });
 });
 
 describe('client chain verification', () => {

@@ -161,3 +161,20 @@ describe('continue tokens this server did not issue', () => {
     expect(violations(c, ours, status(422, 'Invalid', 'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden'))).toEqual([{ kind: 'code', detail: '400≠422' }]);
   });
 });
+
+describe('an identity sent directly on several lines', () => {
+  const unauthorized = status(401, 'Unauthorized', 'Unauthorized');
+  const forbidden = status(403, 'Forbidden', 'hostclaims.reference.tenancy.test "fuzz-w0" is forbidden: User "a" cannot get resource "hostclaims"');
+
+  it("is our 401 where kube answers as the first line's user", () => {
+    const c = testCase({ family: 'headers', route: 'direct', headers: { 'X-Remote-User': ['a', 'b'] } });
+    expect(known(c, unauthorized, forbidden)).toBe('ambiguous-front-proxy-identity');
+    expect(known(testCase({ family: 'headers', route: 'direct', headers: { 'x-remote-uid': ['1', '2'] } }), unauthorized, forbidden)).toBe('ambiguous-front-proxy-identity');
+  });
+
+  it('not for one line, through the aggregator, or another answer of ours', () => {
+    expect(known(testCase({ family: 'headers', route: 'direct', headers: { 'X-Remote-User': ['a'] } }), unauthorized, forbidden)).toBeUndefined();
+    expect(known(testCase({ family: 'headers', route: 'aggregator', headers: { 'X-Remote-User': ['a', 'b'] } }), unauthorized, forbidden)).toBeUndefined();
+    expect(known(testCase({ family: 'headers', route: 'direct', headers: { 'X-Remote-User': ['a', 'b'] } }), forbidden, unauthorized)).toBeUndefined();
+  });
+});

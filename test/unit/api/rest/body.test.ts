@@ -78,6 +78,19 @@ describe('YAML bodies (decoded in a worker)', () => {
     expect((await decodeObject('---\na: 1\n---\n: : [\n', 'application/yaml')).value).toEqual({ a: 1 });
   });
 
+  it('refuse a \\u or \\U escape naming no Unicode scalar value in a double-quoted scalar, as goyaml\'s scanner does; elsewhere it is text', async () => {
+    const escapeError = (line: string) => ({ code: 400, reason: 'BadRequest', message: `error decoding YAML: yaml: ${line}found invalid Unicode character escape code` });
+    expect(await refusal(decodeObject('{"a":"\\ud800"}', 'application/yaml'))).toEqual(escapeError(''));
+    expect(await refusal(decodeObject('a: 1\nb: "x \\ud83d\\ude00"\n', 'application/yaml'))).toEqual(escapeError('line 2: '));
+    expect(await refusal(decodeObject('a: "\\U00110000"\n', 'application/yaml'))).toEqual(escapeError(''));
+    expect((await decodeObject('a: \\ud800\nb: \'\\ud800\'\nc: "\\\\ud800 \\U0010FFFF"\n', 'application/yaml')).value).toEqual({ a: '\\ud800', b: '\\ud800', c: '\\ud800 \u{10ffff}' });
+  });
+
+  it('read a number float64 cannot hold as a string, as goyaml resolves it, JSON-looking YAML included', async () => {
+    expect((await decodeObject('{"a":1e400,"b":[-1e999]}', 'application/yaml')).value).toEqual({ a: '1e400', b: ['-1e999'] });
+    expect((await decodeObject('a: 1e400\n', 'application/yaml')).value).toEqual({ a: '1e400' });
+  });
+
   it('decodes !!omap and !!pairs items as one-key maps and !!set as a map, as goyaml does', async () => {
     expect((await decodeObject('a: !!omap [x: 1, z: 2]\nb: !!pairs [x: 1]\nc: !!set {x}\n', 'application/yaml')).value).toEqual({ a: [{ x: 1 }, { z: 2 }], b: [{ x: 1 }], c: { x: null } });
   });

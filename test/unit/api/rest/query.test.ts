@@ -45,6 +45,34 @@ describe('ListOptions from the query, as metav1 converts them (strconv.ParseInt)
     );
     expect(refusal(() => list('watch=1&continue=x&resourceVersion=5'))).toBeUndefined();
   });
+
+  it('booleans are Go\'s: only "0" and "false" are false, a blank value is true', () => {
+    expect(list('watch=').watch).toBe(true);
+    expect(list('watch=FALSE').watch).toBe(false);
+    expect(list('watch=0&allowWatchBookmarks=').allowWatchBookmarks).toBe(true);
+    // A blank sendInitialEvents is true; nothing requires allowWatchBookmarks with it (kube 1.35 to 1.37).
+    expect(list('watch=1&sendInitialEvents=%20&resourceVersionMatch=NotOlderThan').sendInitialEvents).toBe(true);
+    expect(refusal(() => list('watch=&continue=%3C'))?.code).toBe(422);
+  });
+
+  it('SetListOptionsDefaults: a watch from "" or "0" is a watch-list from NotOlderThan; a list and a watch from a revision are not', () => {
+    const defaulted = { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan' };
+    expect(list('watch=1')).toMatchObject(defaulted);
+    expect(list('watch=1&resourceVersion=0')).toMatchObject(defaulted);
+    expect(list('watch=1&resourceVersion=7')).toMatchObject({ sendInitialEvents: undefined, resourceVersionMatch: undefined });
+    expect(list('watch=1&sendInitialEvents=false&resourceVersionMatch=NotOlderThan')).toMatchObject({ sendInitialEvents: false });
+    expect(list('')).toMatchObject({ sendInitialEvents: undefined, resourceVersionMatch: undefined });
+  });
+
+  it('checks in listOpts\' order: decoding (integers, selector syntax) 400, then validation 422, then field labels 400', () => {
+    const invalidContinue = 'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided';
+    expect(refusal(() => list('watch=&fieldSelector=spec.poweredOn%3Dtrue&continue=x'))).toEqual({ code: 422, message: invalidContinue });
+    expect(refusal(() => list('fieldSelector=spec.poweredOn%3Dtrue&resourceVersionMatch=Exact'))?.code).toBe(422);
+    expect(refusal(() => list('fieldSelector=spec.poweredOn%3Dtrue'))).toEqual({ code: 400, message: 'field label not supported: spec.poweredOn' });
+    expect(refusal(() => list('watch=&fieldSelector=a%3Db%3Dc&continue=x'))).toEqual({ code: 400, message: 'invalid field selector: unescaped character in value: 61' });
+    expect(refusal(() => list('watch=&labelSelector=a%20in%20(&continue=x'))?.code).toBe(400);
+    expect(refusal(() => list('labelSelector=a%20in%20(&limit=x&timeoutSeconds=y'))).toEqual({ code: 400, message: 'strconv.ParseInt: parsing "y": invalid syntax' });
+  });
 });
 
 describe('DeleteOptions from the query (Convert_url_Values_To_v1_DeleteOptions)', () => {

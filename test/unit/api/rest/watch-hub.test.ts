@@ -386,12 +386,15 @@ describe('sendInitialEvents=true (rule 4)', () => {
     expect(sink.take()).toEqual(['ADDED ns/c@13']);
   });
 
-  it('sends the initial-events-end bookmark even without allowBookmarks', () => {
+  it('marks the end of the initial events only for a client that allows bookmarks (setInitialEventsEndBookmarkIfRequested)', () => {
     const hub = hubWith();
     hub.reset('10', [obj('ns', 'a', 3)]);
-    const sink = new RecordingSink();
-    hub.watch(request({ resourceVersion: '5', sendInitialEvents: true }), sink);
-    expect(sink.take()).toEqual(['ADDED ns/a@3', 'BOOKMARK 10 end']);
+    const without = new RecordingSink();
+    hub.watch(request({ resourceVersion: '5', sendInitialEvents: true }), without);
+    expect(without.take()).toEqual(['ADDED ns/a@3']);
+    const withBookmarks = new RecordingSink();
+    hub.watch(request({ resourceVersion: '5', sendInitialEvents: true, allowBookmarks: true }), withBookmarks);
+    expect(withBookmarks.take()).toEqual(['ADDED ns/a@3', 'BOOKMARK 10 end']);
   });
 
   it('delivers events that arrive during the initial events after the bookmark, in order', () => {

@@ -29,6 +29,8 @@ export interface RssSample {
   readonly rssMiB: number;
   /** V8's heap in use (nodejs_heap_size_used_bytes of the replica's /metrics), garbage not yet collected included. */
   readonly heapUsedMiB: number | undefined;
+  /** V8's heap as committed from the system (nodejs_heap_size_total_bytes): what the used heap leaves in RSS. */
+  readonly heapTotalMiB: number | undefined;
   /** Memory of JavaScript objects held outside the heap, Buffers included (nodejs_external_memory_bytes). */
   readonly externalMiB: number | undefined;
 }
@@ -109,6 +111,7 @@ export class Replicas {
           pid,
           rssMiB: Math.round(await rssMiB(pid)),
           heapUsedMiB: figure('nodejs_heap_size_used_bytes'),
+          heapTotalMiB: figure('nodejs_heap_size_total_bytes'),
           externalMiB: figure('nodejs_external_memory_bytes'),
         });
       } catch {

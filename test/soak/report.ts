@@ -12,7 +12,7 @@ export function textReport(results: SoakResults): string {
     'kills (SIGKILL of the binder leader, then started again):',
     ...(results.kills.length === 0 ? ['  none'] : results.kills.map((k) => `  ${k.atSeconds} s: ${k.replica} pid ${k.killedPid} → ${k.newPid}, serving again after ${k.backAfterSeconds.toFixed(1)} s`)),
     '',
-    'RSS (V8 heap used, external memory) in MiB over time:',
+    'RSS (V8 heap used / committed, external memory) in MiB over time:',
     ...rssTable(results),
     '',
     'RSS growth after warm-up (median of the last quarter of samples over the first quarter, at least 3 each):',
@@ -39,7 +39,7 @@ export function textReport(results: SoakResults): string {
 function rssTable(results: SoakResults): string[] {
   const times = [...new Set(results.rss.map((s) => s.atSeconds))];
   return times.map((at) => {
-    const row = results.rss.filter((s) => s.atSeconds === at).map((s) => `${s.replica} ${s.rssMiB} (${s.heapUsedMiB ?? '?'}, ${s.externalMiB ?? '?'}) pid ${s.pid}`);
+    const row = results.rss.filter((s) => s.atSeconds === at).map((s) => `${s.replica} ${s.rssMiB} (${s.heapUsedMiB ?? '?'} / ${s.heapTotalMiB ?? '?'}, ${s.externalMiB ?? '?'}) pid ${s.pid}`);
     return `  ${String(at).padStart(5)} s: ${row.join(', ')}`;
   });
 }

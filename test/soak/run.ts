@@ -118,7 +118,7 @@ export async function runSoak(env: DevEnvironment, config: SoakConfig, log: (lin
       if (performance.now() >= nextSample) {
         const samples = await replicas.sample(metrics);
         rss.push(...samples);
-        log(`RSS (V8 heap used, external) ${samples.map((s) => `${s.replica} ${s.rssMiB} (${s.heapUsedMiB ?? '?'}, ${s.externalMiB ?? '?'}) MiB`).join(', ')}; reads ${sum(loads, 'reads')}, writes ${sum(loads, 'writes')}, churn ${sum(loads, 'churnCycles')}; unexpected errors ${errors.unexpectedTotal()}`);
+        log(`RSS (V8 heap used / committed, external) ${samples.map((s) => `${s.replica} ${s.rssMiB} (${s.heapUsedMiB ?? '?'} / ${s.heapTotalMiB ?? '?'}, ${s.externalMiB ?? '?'}) MiB`).join(', ')}; reads ${sum(loads, 'reads')}, writes ${sum(loads, 'writes')}, churn ${sum(loads, 'churnCycles')}; unexpected errors ${errors.unexpectedTotal()}`);
         nextSample += config.sampleSeconds * 1000;
       }
       if (performance.now() >= nextKill) {

@@ -3,7 +3,7 @@ import { compare } from '../../soak/informer.js';
 import { rssGrowth, type RssSample } from '../../soak/replicas.js';
 
 const samples = (pid: number, from: number, values: number[]): RssSample[] =>
-  values.map((rssMiB, i) => ({ atSeconds: from + 60 * i, replica: 'direct', pid, rssMiB, heapUsedMiB: undefined, externalMiB: undefined }));
+  values.map((rssMiB, i) => ({ atSeconds: from + 60 * i, replica: 'direct', pid, rssMiB, heapUsedMiB: undefined, heapTotalMiB: undefined, externalMiB: undefined }));
 
 describe('rssGrowth', () => {
   it('compares the median of the last quarter of samples after warm-up (at least three) with the median of the first quarter', () => {

@@ -7,6 +7,10 @@ RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npx tsc -p tsconfig.build.json
+# The malloc_trim addon (src/observability/native-memory.ts): a C compiler in this stage only.
+RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev && rm -rf /var/lib/apt/lists/*
+COPY native ./native
+RUN native/build.sh dist/native/malloc-trim.node
 
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production

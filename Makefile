@@ -35,8 +35,12 @@ bmo: ## build (or reuse cached) metal3 baremetal-operator v0.13.2 from Go module
 	@test/bmo/build.sh >/dev/null
 
 .PHONY: build
-build: deps ## compile the server to dist/
+build: deps dist/native/malloc-trim.node ## compile the server to dist/
 	tsc -p tsconfig.build.json
+
+# malloc_trim for the server (src/observability/native-memory.ts).
+dist/native/malloc-trim.node: native/malloc-trim.c native/build.sh $(DEPS_STAMP)
+	native/build.sh $@
 
 .PHONY: lint
 lint: deps ## ESLint (typescript-eslint, type-checked rules)

@@ -4,6 +4,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { registerEventLoopBusyMetric } from './event-loop.js';
+import { registerNativeMemoryRelease } from './native-memory.js';
 
 const requestLabels = ['verb', 'dry_run', 'group', 'version', 'resource', 'subresource', 'scope', 'component'] as const;
 const latencyBuckets = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
@@ -60,5 +61,6 @@ export class ApiServerMetrics {
   constructor() {
     collectDefaultMetrics({ register: this.registry });
     registerEventLoopBusyMetric(this.registry);
+    registerNativeMemoryRelease(this.registry);
   }
 }

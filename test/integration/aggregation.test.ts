@@ -209,6 +209,8 @@ describe('operational endpoints', () => {
     expect(metrics.status).toBe(200);
     expect(metrics.body).toMatch(/apiserver_request_total\{[^}]*code="200"/);
     expect(metrics.body).toContain('apiserver_request_duration_seconds_bucket');
+    // The built server hands glibc's free memory back (native/malloc-trim.c): the addon was built and loaded.
+    expect(metrics.body).toMatch(/^hostclaim_apiserver_native_memory_release_enabled 1$/m);
     const tenant = await direct({ path: '/metrics', headers: { 'X-Remote-User': 'tenant-a', 'X-Remote-Group': 'system:authenticated' }, client: frontProxyClient });
     expect(tenant.status).toBe(403);
     expect(json(tenant)).toMatchObject({ message: 'forbidden: User "tenant-a" cannot get path "/metrics"' });

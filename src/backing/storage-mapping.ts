@@ -20,7 +20,7 @@
  *   managedFields) is the backing object's, translated: kube's
  *   resourceVersions are one etcd revision space, so they stay comparable.
  */
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import type { ApiObject, ManagedFieldsEntry, ObjectMeta, OwnerReference } from '../api/rest/types.js';
 
 export interface GroupVersionKind {
@@ -92,7 +92,8 @@ export function virtualUid(recordUid: string): string {
  * contain '/' except in the last one (uids and namespace names have none).
  */
 export function derivedUid(kind: string, ...parts: readonly string[]): string {
-  const bytes = createHash('sha1').update(`tenancy.metal3.io/${kind}/${parts.join('/')}`).digest().subarray(0, 16);
+  // One-shot hash(): a third cheaper than createHash() for inputs this short; a HardwareData list derives one uid per object.
+  const bytes = hash('sha1', `tenancy.metal3.io/${kind}/${parts.join('/')}`, 'buffer').subarray(0, 16);
   bytes[6] = ((bytes[6] ?? 0) & 0x0f) | 0x50;
   bytes[8] = ((bytes[8] ?? 0) & 0x3f) | 0x80;
   const hex = bytes.toString('hex');

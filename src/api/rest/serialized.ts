@@ -12,13 +12,55 @@ import type { ApiObject, ObjectList } from './types.js';
 const encoded = new WeakMap<ApiObject, Buffer>();
 const comma = Buffer.from(',');
 
+/**
+ * Values many objects hold by reference (one host's inventory in the
+ * HardwareData of every tenant that sees it), with their JSON once encoded
+ * (undefined until then). An object computed per request (a HardwareData)
+ * is new every time and cannot be cached whole; its shared part can.
+ */
+const sharedValues = new WeakMap<object, string | undefined>();
+
+/**
+ * Marks a value that objects share and nobody changes, so that its JSON is
+ * encoded once and reused wherever it is a top-level field of an object.
+ */
+export function encodeOnce(value: object): void {
+  if (!sharedValues.has(value)) sharedValues.set(value, undefined);
+}
+
 export function objectJson(object: ApiObject): Buffer {
   let bytes = encoded.get(object);
   if (bytes === undefined) {
-    bytes = Buffer.from(JSON.stringify(object), 'utf8');
+    bytes = Buffer.from(stringify(object), 'utf8');
     encoded.set(object, bytes);
   }
   return bytes;
+}
+
+/** JSON.stringify(object), byte for byte, with the JSON of shared top-level values reused. */
+function stringify(object: ApiObject): string {
+  const entries = Object.entries(object);
+  if (!entries.some(([, value]) => isShared(value))) return JSON.stringify(object);
+  const members: string[] = [];
+  for (const [key, value] of entries) {
+    const json = isShared(value) ? sharedJson(value) : (JSON.stringify(value) as string | undefined);
+    // JSON.stringify leaves out members whose value has no JSON (undefined, functions).
+    if (json !== undefined) members.push(`${JSON.stringify(key)}:${json}`);
+  }
+  return `{${members.join(',')}}`;
+}
+
+function isShared(value: unknown): value is object {
+  return typeof value === 'object' && value !== null && sharedValues.has(value);
+}
+
+function sharedJson(value: object): string {
+  let json = sharedValues.get(value);
+  if (json === undefined) {
+    json = JSON.stringify(value);
+    sharedValues.set(value, json);
+  }
+  return json;
 }
 
 /** The list with each item's cached bytes; `items` keeps its place among the list's keys. */

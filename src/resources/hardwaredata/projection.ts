@@ -27,6 +27,7 @@
 import { tenancyV1alpha1 } from '../../api/group.js';
 import { pruneToSchema } from '../../api/openapi/prune.js';
 import type { K8sSchema } from '../../api/openapi/schema-source.js';
+import { encodeOnce } from '../../api/rest/serialized.js';
 import { revision, type ApiObject } from '../../api/rest/types.js';
 import { groupVersionString } from '../../api/resource.js';
 import { derivedUid, virtualUid } from '../../backing/storage-mapping.js';
@@ -160,6 +161,8 @@ function tenantSpec(host: BareMetalHost, specSchema: K8sSchema, shared: readonly
   let spec = specs.get(key);
   if (spec === undefined) {
     spec = withheld(prunedSpec(host, specSchema), shared);
+    // Every tenant's HardwareData of this host version holds this spec: its JSON is encoded once, not once per object.
+    encodeOnce(spec);
     specs.set(key, spec);
   }
   return spec;

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { listJson, objectJson } from '../../../../src/api/rest/serialized.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { encodeOnce, listJson, objectJson } from '../../../../src/api/rest/serialized.js';
 import type { ApiObject, ObjectList } from '../../../../src/api/rest/types.js';
 
 const claim = (name: string): ApiObject => ({
@@ -26,5 +26,33 @@ describe('serialized objects', () => {
       { apiVersion: 'v', items, kind: 'k', metadata: {} },
     ];
     for (const list of lists) expect(listJson(list).toString('utf8')).toBe(JSON.stringify(list));
+  });
+
+  describe('values objects share', () => {
+    afterEach(() => {
+      vi.restoreAllMocks();
+    });
+
+    it('encodes a shared value once for every object holding it, each object still byte for byte JSON.stringify', () => {
+      const spec = { hardware: { cpu: { count: 64, flags: ['aes', 'avx'] }, hostname: 'wé<b>' }, empty: null };
+      encodeOnce(spec);
+      const objects: ApiObject[] = ['tenant-a', 'tenant-b', 'tenant-c'].map((namespace) => ({
+        apiVersion: 'tenancy.metal3.io/v1alpha1',
+        kind: 'HardwareData',
+        metadata: { name: 'infra.node-1', namespace },
+        spec,
+      }));
+      const expected = objects.map((object) => JSON.stringify(object));
+      const stringify = vi.spyOn(JSON, 'stringify');
+      expect(objects.map((object) => objectJson(object).toString('utf8'))).toEqual(expected);
+      expect(stringify.mock.calls.filter(([value]) => value === spec)).toHaveLength(1);
+    });
+
+    it('leaves out members without JSON and keeps the order of the keys, as JSON.stringify does', () => {
+      const status = { phase: 'x' };
+      encodeOnce(status);
+      const object = { status, kind: 'K', apiVersion: 'v', metadata: { name: 'n' }, gone: undefined, fn: () => 1 } as unknown as ApiObject;
+      expect(objectJson(object).toString('utf8')).toBe(JSON.stringify(object));
+    });
   });
 });

@@ -97,7 +97,6 @@ export class CachedReads {
     ).sort(compareStorageKeys);
     if (query.limit === undefined) return this.listOf(at, items);
     const selected = items.filter((object) => query.selection.matches(object));
-    this.snapshots.put(snapshotKey(at, identity, query.selection), selected);
     return this.page(selected, 0, Number(query.limit), at, identity, query.selection);
   }
 
@@ -114,7 +113,9 @@ export class CachedReads {
   /**
    * `limit` objects from `start`, and a continue token when more remain,
    * with their count when nothing is selected (kube counts only then:
-   * etcd3 store GetList, `pred.Empty()`).
+   * etcd3 store GetList, `pred.Empty()`). The selection is kept for the
+   * token's pages only when a token is issued: a list that fits in one page
+   * leaves nothing behind.
    */
   private async page(
     selected: readonly ApiObject[],
@@ -128,6 +129,7 @@ export class CachedReads {
     const remaining = selected.length - start - items.length;
     const last = items.at(-1);
     if (remaining === 0 || last === undefined) return this.listOf(at, items);
+    this.snapshots.put(snapshotKey(at, identity, selection), selected);
     const after = { namespace: last.metadata.namespace ?? '', name: last.metadata.name ?? '' };
     const token = await this.tokens.issue({ rv: Number(at), after }, identity);
     return this.listOf(at, items, { continue: token, ...(selection.empty() ? { remainingItemCount: remaining } : {}) });

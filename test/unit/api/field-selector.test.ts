@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseFieldSelector } from '../../../src/api/field-selector.js';
-import { expectBadRequest } from './bad-request.js';
+import { expectBadRequest } from './api-errors.js';
 
 describe('parseFieldSelector', () => {
   const any = ['x', 'y', 'z', 'a', 'b', 'k', 'k2', 'foo', 'foobar', 'baz', 'complex', 'notin', '함', '목', '__proto__'];

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { labelSelectorFromHostSelector, parseLabelSelector, type HostSelector } from '../../../src/api/label-selector.js';
-import { expectBadRequest } from './bad-request.js';
+import { expectBadRequest } from './api-errors.js';
 
 const LABEL_NAME_RULE =
   "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character " +

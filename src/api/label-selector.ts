@@ -43,6 +43,9 @@ export interface HostSelector {
   readonly matchExpressions?: readonly HostSelectorRequirement[] | null;
 }
 
+// ---------------------------------------------------------------------------
+// Messages and integers as kube's Go code makes them.
+
 /**
  * A []string value as field errors render it (encoding/json). kube copies the
  * values with append(nil, ...), so an empty list is nil and renders as null.

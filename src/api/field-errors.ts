@@ -2,7 +2,7 @@
  * Field errors and the 422 Invalid Status built from them, worded like
  * k8s.io/apimachinery/pkg/util/validation/field and errors.NewInvalid.
  */
-import { goQuote } from './selectors.js';
+import { goQuote } from './go-strings.js';
 import { ApiError, type StatusCause } from './status.js';
 
 export type FieldErrorType = 'Required' | 'Forbidden' | 'Invalid' | 'NotSupported' | 'TooLong';

@@ -1,9 +1,9 @@
 /**
- * The errors of Go's `time.Parse(time.RFC3339, value)`, which is how
- * metav1.Time decodes a timestamp (k8s.io/apimachinery/pkg/apis/meta/v1/time.go
- * UnmarshalJSON): a client's bad timestamp is answered with Go's exact text.
- * Follows the layout walk of Go's time/format.go for the one layout
- * "2006-01-02T15:04:05Z07:00".
+ * Go's `time.Parse(time.RFC3339, value)`, which is how metav1.Time decodes a
+ * timestamp (k8s.io/apimachinery/pkg/apis/meta/v1/time.go UnmarshalJSON): the
+ * errors, so a client's bad timestamp is answered with Go's exact text
+ * (following the layout walk of Go's time/format.go for the one layout
+ * "2006-01-02T15:04:05Z07:00"), and the instant a stored timestamp names.
  */
 
 const layout = '2006-01-02T15:04:05Z07:00';
@@ -118,4 +118,32 @@ export function rfc3339ParseError(value: string): string | undefined {
   if (rest.length > 0) return `parsing time ${goTimeQuote(value)}: extra text: ${goTimeQuote(rest)}`;
   if (day > daysIn(month, year)) return outOfRange('day');
   return undefined;
+}
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{1,2}):(\d{2}):(\d{2})(?:[.,](\d+))?(Z|([+-])(\d{2}):(\d{2}))$/;
+
+/**
+ * Go's time.Parse(time.RFC3339, s) as metav1.Time uses it, in epoch
+ * milliseconds (fractions kept below the millisecond), or undefined.
+ */
+export function parseRfc3339(text: string): number | undefined {
+  const m = RFC3339.exec(text);
+  if (m === null) return undefined;
+  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number);
+  if (year === undefined || month === undefined || day === undefined) return undefined;
+  if (hour === undefined || minute === undefined || second === undefined) return undefined;
+  if (month < 1 || month > 12 || day < 1 || day > daysIn(month, year)) return undefined;
+  if (hour > 23 || minute > 59 || second > 59) return undefined;
+  let offsetMinutes = 0;
+  if (m[8] !== 'Z') {
+    const offHours = Number(m[10]);
+    const offMinutes = Number(m[11]);
+    if (offHours > 24 || offMinutes > 60) return undefined;
+    offsetMinutes = (m[9] === '-' ? -1 : 1) * (offHours * 60 + offMinutes);
+  }
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, 0);
+  const fraction = m[7] === undefined ? 0 : Number(`0.${m[7]}`) * 1000;
+  return date.getTime() + fraction - offsetMinutes * 60_000;
 }

@@ -13,7 +13,7 @@
  */
 import { forbiddenField, invalidValue, required, tooLong, type FieldError } from './field-errors.js';
 import { rfc3339ParseError } from './go-time.js';
-import { dnsSubdomainErrors, labelKeyErrors, labelValueErrors } from './selectors.js';
+import { dnsSubdomainErrors, labelKeyErrors, labelValueErrors } from './label-validation.js';
 import type { ObjectMeta, OwnerReference } from './rest/types.js';
 
 /** A decoding failure, worded as Go's encoding/json or time package words it. */

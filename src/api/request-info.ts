@@ -5,7 +5,9 @@
  * serve is exactly what kube-apiserver authorized for the same request.
  * Name validation follows apimachinery's content.IsPathSegmentName.
  */
-import { goQuote, parseFieldSelector, parseLabelSelector } from './selectors.js';
+import { parseFieldSelector } from './field-selector.js';
+import { goQuote } from './go-strings.js';
+import { parseLabelSelector } from './label-selector.js';
 import { badRequest } from './status.js';
 import type { RequestUrl } from './request-url.js';
 

@@ -33,7 +33,7 @@ import { compareStorageKeys, revision, storageKey, type ApiObject, type ObjectLi
 import type { SelectionPredicate } from '../api/rest/selection.js';
 import type { WatchHub } from '../api/rest/watch-hub.js';
 import type { ListQuery } from '../api/rest/store.js';
-import { escapeFieldValue } from '../api/selectors.js';
+import { escapeFieldValue } from '../api/field-selector.js';
 import { ConsistentReadFence, type ProbeScope } from './consistent-read.js';
 import type { ProbeClient } from './consistent-read.js';
 import type { SharedInformer } from './shared-informers.js';

@@ -25,7 +25,7 @@
 import { checkPathSegmentName } from '../api/request-info.js';
 import { ApiError, badRequest, conflict, deleteUidMismatch, internalError, notFound, type GroupResource } from '../api/status.js';
 import { compareStorageKeys, type ApiObject, type ObjectList } from '../api/rest/types.js';
-import { escapeFieldValue } from '../api/selectors.js';
+import { escapeFieldValue } from '../api/field-selector.js';
 import type { ContinueTokens, ListIdentity } from './continue-token.js';
 import { CachedReads } from './cached-reads.js';
 import type { BackingResource, SharedInformer, SharedInformerFactory } from './shared-informers.js';

@@ -3,7 +3,7 @@
  * definition the API's access check and the binder's copies both use.
  */
 
-import { dnsSubdomainErrors } from '../api/selectors.js';
+import { dnsSubdomainErrors } from '../api/label-validation.js';
 
 export type SecretField = 'userData' | 'networkData' | 'metaData' | 'ociAuth';
 

@@ -5,7 +5,7 @@
  * precondition), so a stale cache can cost a retry, never a double binding.
  */
 import { createHash } from 'node:crypto';
-import { labelSelectorFromHostSelector, type HostSelector as LabelTerms } from '../api/selectors.js';
+import { labelSelectorFromHostSelector, type HostSelector as LabelTerms } from '../api/label-selector.js';
 import { hostKeys, provisioningState, type BareMetalHost, type HostDeployPolicy } from '../metal3/types.js';
 import { boundRecord, isFree } from './host-references.js';
 import { admittingPolicies, type TenantNamespace } from './policy.js';

@@ -17,7 +17,7 @@ import { parse as parseYaml } from 'yaml';
 import { startDevEnvironment, type DevEnvironment } from '../controlplane/environment.js';
 import { rawClients, type RawClients, type RawResponse } from '../support/raw-http.js';
 import { fromReference, installReferenceCrd, toReference } from '../support/reference-crd.js';
-import { goQuote } from '../../src/api/selectors.js';
+import { goQuote } from '../../src/api/go-strings.js';
 
 const binDir = inject('controlPlaneBinDir');
 let env: DevEnvironment;

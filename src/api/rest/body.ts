@@ -11,7 +11,7 @@
 import type { IncomingMessage } from 'node:http';
 import { ApiError, badRequest, unsupportedMediaType } from '../status.js';
 import { parseContentType } from '../negotiation.js';
-import { ACCEPTED_MEDIA_TYPES } from './output.js';
+import { ACCEPTED_MEDIA_TYPES } from './output-format.js';
 import { duplicateFields, firstOverflowingNumber, invalidUnicodeEscape, jsonDepth, pruneUnknownFields, strictErrors, unknownFieldError, type PruneSchema, type StrictErrors } from './body-worker.js';
 import { decodeOffThread, type DecodeOptions } from './body-decoder.js';
 

@@ -11,7 +11,7 @@ import type { ResourceRequestInfo } from '../request-info.js';
 import type { RequestUrl } from '../request-url.js';
 import type { ApiGroupVersion, ResourceDescriptor } from '../resource.js';
 import type { GroupResource } from '../status.js';
-import type { TableColumn } from './output.js';
+import type { TableColumn } from './table.js';
 import type { ResourceProjection } from './projection.js';
 import type { ReadableStore, WritableStore } from './store.js';
 import type { ApiObject } from './types.js';

@@ -11,7 +11,7 @@ import { Router as createRouter } from 'express';
 import { requestContext, requestUser } from '../../server/context.js';
 import type { ResourceRequestInfo } from '../request-info.js';
 import { groupVersionString, type ApiGroupVersion, type Verb } from '../resource.js';
-import { escapeFieldValue, parseFieldSelector } from '../selectors.js';
+import { escapeFieldValue, parseFieldSelector } from '../field-selector.js';
 import { badRequest, methodNotAllowed, methodNotSupported, notFound, type GroupResource } from '../status.js';
 import type { Call, RestResource, WriteCall } from './contracts.js';
 import { guardCommits } from './commit-guard.js';

@@ -5,7 +5,8 @@
  */
 import { forbiddenField, invalid, notSupported, invalidValue, required, type FieldError } from '../field-errors.js';
 import { fieldManagerErrors } from '../object-meta.js';
-import { parseFieldSelector, parseLabelSelector } from '../selectors.js';
+import { parseFieldSelector } from '../field-selector.js';
+import { parseLabelSelector } from '../label-selector.js';
 import { badRequest } from '../status.js';
 import { isReservedKey } from '../../backing/storage-mapping.js';
 import { SelectionPredicate, selectableFields } from './selection.js';

@@ -3,12 +3,14 @@ import type { Request, Response } from 'express';
 import { requestContext } from '../../server/context.js';
 import { jsonContentType, writeJson, writeSerialized, writeYaml } from '../../server/respond.js';
 import type { ResourceStrategy } from './contracts.js';
-import { negotiateConversion, negotiateOutput, parseIncludeObject, toPartialObjectMetadata, toPartialObjectMetadataList, toTable } from './output.js';
+import { negotiateConversion, negotiateOutput } from './output-format.js';
+import { toPartialObjectMetadata, toPartialObjectMetadataList } from './partial-object-metadata.js';
+import { parseIncludeObject, toTable } from './table.js';
 import type { ApiObject, ObjectList } from './types.js';
 import { listJson, objectJson } from './serialized.js';
 import { boundedWarnings, headerBytes } from './warnings.js';
 
-export type { TableColumn } from './output.js';
+export type { TableColumn } from './table.js';
 
 /**
  * Negotiates the response before anything is read or written: kube's

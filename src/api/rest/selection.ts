@@ -12,7 +12,8 @@
  * returns and the watch hub applies it to every event, so the predicate
  * always decides, whatever a store did with it.
  */
-import { parseFieldSelector, parseLabelSelector, type FieldSelector, type LabelSelector } from '../selectors.js';
+import { parseFieldSelector, type FieldSelector } from '../field-selector.js';
+import { parseLabelSelector, type LabelSelector } from '../label-selector.js';
 import type { ApiObject } from './types.js';
 
 /** The fields every kind can be selected on (a CRD's metadata.name and metadata.namespace). */

@@ -18,7 +18,9 @@
 import type { Request, Response } from 'express';
 import { requestContext, requestUser } from '../../server/context.js';
 import type { RestResource } from './contracts.js';
-import { encodeWatchEventObject, negotiateOutput, newWatchOutputState, parseIncludeObject, type OutputFormat } from './output.js';
+import { negotiateOutput, type OutputFormat } from './output-format.js';
+import { parseIncludeObject } from './table.js';
+import { encodeWatchEventObject, newWatchOutputState } from './watch-output.js';
 import type { WatchScope } from './namespace-scope.js';
 import { RequesterProjection, type ProjectionClass } from './projection.js';
 import type { ListParameters, ListScope } from './query.js';

@@ -20,7 +20,7 @@
  * prove itself current in time.
  */
 import type { ApiObject } from '../../api/rest/types.js';
-import { escapeFieldValue } from '../../api/selectors.js';
+import { escapeFieldValue } from '../../api/field-selector.js';
 import type { ProbeScope } from '../../backing/consistent-read.js';
 import { bookkeeping, virtualUid } from '../../backing/storage-mapping.js';
 import type { BareMetalHost, HostDeployPolicy, Namespace } from '../../metal3/types.js';

@@ -6,7 +6,7 @@ import { forbiddenField, invalidValue, type FieldError } from '../../api/field-e
 import type { WritableResourceStrategy } from '../../api/rest/contracts.js';
 import type { TableColumn } from '../../api/rest/representation.js';
 import type { ApiObject } from '../../api/rest/types.js';
-import { labelSelectorFromHostSelector, type HostSelector } from '../../api/selectors.js';
+import { labelSelectorFromHostSelector, type HostSelector } from '../../api/label-selector.js';
 import { ApiError } from '../../api/status.js';
 import { isReservedFinalizer, isReservedKey } from '../../backing/storage-mapping.js';
 import { hostClaimResource } from './descriptor.js';

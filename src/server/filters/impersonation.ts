@@ -13,7 +13,7 @@
  */
 import type { RequestHandler } from 'express';
 import type { Authorizer } from '../../auth/authorizer.js';
-import { goQuote } from '../../api/selectors.js';
+import { goQuote } from '../../api/go-strings.js';
 import { badRequest, forbidden, forbiddenPath } from '../../api/status.js';
 import { requestContext, requestUser } from '../context.js';
 import { forbiddenMessage, toAttributes } from './authorization.js';

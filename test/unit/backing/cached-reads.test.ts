@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { SelectionPredicate, selectableFields } from '../../../src/api/rest/selection.js';
-import { parseFieldSelector, parseLabelSelector } from '../../../src/api/selectors.js';
+import { parseFieldSelector } from '../../../src/api/field-selector.js';
+import { parseLabelSelector } from '../../../src/api/label-selector.js';
 import type { ApiObject } from '../../../src/api/rest/types.js';
 import { WatchHub } from '../../../src/api/rest/watch-hub.js';
 import { ContinueTokens } from '../../../src/backing/continue-token.js';

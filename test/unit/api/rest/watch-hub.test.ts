@@ -7,7 +7,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../../../../src/api/status.js';
-import { parseFieldSelector, parseLabelSelector } from '../../../../src/api/selectors.js';
+import { parseFieldSelector } from '../../../../src/api/field-selector.js';
+import { parseLabelSelector } from '../../../../src/api/label-selector.js';
 import { SelectionPredicate, selectableFields } from '../../../../src/api/rest/selection.js';
 import type { ApiObject } from '../../../../src/api/rest/types.js';
 import {

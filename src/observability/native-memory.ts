@@ -40,13 +40,13 @@ export function registerNativeMemoryRelease(registry: Registry): void {
       this.set(addon === undefined ? 0 : 1);
     },
   });
-  if (addon === undefined) return;
   const duration = new Histogram({
     name: 'hostclaim_apiserver_native_memory_release_duration_seconds',
     help: 'How long each malloc_trim held the event loop.',
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1],
     registers: [registry],
   });
+  if (addon === undefined) return;
   const timer = setInterval(() => {
     const done = duration.startTimer();
     addon.trim();

@@ -29,13 +29,19 @@ export interface Credentials {
 
 export interface KubeConfigSource {
   readonly server: URL;
-  /** Read per request, so rotated files (certificates, tokens) are picked up. */
+  /** Asked per request; files (certificates, tokens) are read again every few seconds, so rotated ones are picked up. */
   credentials(): Promise<Credentials>;
 }
 
 const serviceAccountDir = '/var/run/secrets/kubernetes.io/serviceaccount';
 /** client-go re-reads a rotated ServiceAccount token once a minute (transport/token_source.go). */
 const tokenRereadMs = 60_000;
+/**
+ * How long a certificate, key or token file read from a kubeconfig is used
+ * before it is read again: rotation is picked up within this, and a request
+ * costs no file reads (three per request before, with new Buffers each).
+ */
+export const kubeconfigFileRereadMs = 10_000;
 
 /** From a kubeconfig file, or the in-cluster ServiceAccount when no path is given. */
 export async function loadKubeConfig(kubeconfigPath: string | undefined): Promise<KubeConfigSource> {
@@ -48,11 +54,11 @@ function inCluster(): KubeConfigSource {
   const host = process.env['KUBERNETES_SERVICE_HOST'];
   const port = process.env['KUBERNETES_SERVICE_PORT'];
   if (host === undefined || port === undefined) throw new Error('unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined');
-  const token = rereadEvery(path.join(serviceAccountDir, 'token'), tokenRereadMs);
+  const token = rereadEvery(path.join(serviceAccountDir, 'token'), tokenRereadMs, tokenText);
+  const ca = rereadEvery(path.join(serviceAccountDir, 'ca.crt'), kubeconfigFileRereadMs, (bytes) => bytes);
   return {
     server: new URL(`https://${host.includes(':') ? `[${host}]` : host}:${port}`),
-    credentials: () =>
-      Promise.resolve({ ca: readFileSync(path.join(serviceAccountDir, 'ca.crt')), rejectUnauthorized: true, headers: { Authorization: `Bearer ${token()}` } }),
+    credentials: () => Promise.resolve({ ca: ca(), rejectUnauthorized: true, headers: { Authorization: `Bearer ${token()}` } }),
   };
 }
 
@@ -87,24 +93,30 @@ function fromKubeconfig(document: KubeconfigDocument, directory: string): KubeCo
     const value = stringField(cluster, key) ?? stringField(user, key);
     return value === undefined ? undefined : path.resolve(directory, value);
   };
-  const material = (fileKey: string, dataKey: string): Buffer | undefined => {
+  /** The material of a file field, read again every kubeconfigFileRereadMs, else of its `-data` field, decoded once. */
+  const material = (fileKey: string, dataKey: string): (() => Buffer | undefined) => {
     const fromFile = file(fileKey);
-    if (fromFile !== undefined) return readFileSync(fromFile);
+    if (fromFile !== undefined) return rereadEvery(fromFile, kubeconfigFileRereadMs, (bytes) => bytes);
     const data = stringField(cluster, dataKey) ?? stringField(user, dataKey);
-    return data === undefined ? undefined : Buffer.from(data, 'base64');
+    const decoded = data === undefined ? undefined : Buffer.from(data, 'base64');
+    return () => decoded;
   };
+  const ca = material('certificate-authority', 'certificate-authority-data');
+  const cert = material('client-certificate', 'client-certificate-data');
+  const key = material('client-key', 'client-key-data');
   const tokenFile = file('tokenFile');
   const token = stringField(user, 'token');
+  const fileToken = tokenFile === undefined ? undefined : rereadEvery(tokenFile, kubeconfigFileRereadMs, tokenText);
   const servername = stringField(cluster, 'tls-server-name');
   return {
     server: new URL(cluster['server']),
     credentials: () => {
-      const bearer = token ?? (tokenFile === undefined ? undefined : readFileSync(tokenFile, 'utf8').trim());
+      const bearer = token ?? fileToken?.();
       const headers: Record<string, string> = bearer === undefined || bearer === '' ? {} : { Authorization: `Bearer ${bearer}` };
       return Promise.resolve({
-        ca: material('certificate-authority', 'certificate-authority-data'),
-        cert: material('client-certificate', 'client-certificate-data'),
-        key: material('client-key', 'client-key-data'),
+        ca: ca(),
+        cert: cert(),
+        key: key(),
         servername,
         rejectUnauthorized: cluster['insecure-skip-tls-verify'] !== true,
         headers,
@@ -118,17 +130,21 @@ function stringField(fields: Fields, key: string): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
-/** The file's content, read again once it is older than `everyMs`. */
-function rereadEvery(file: string, everyMs: number): () => string {
-  let content = '';
+/** The file's content as `parse` makes it, read again once it is older than `everyMs`. */
+function rereadEvery<T>(file: string, everyMs: number, parse: (bytes: Buffer) => T): () => T {
+  let content: T | undefined;
   let readAt = -Infinity;
   return () => {
-    if (performance.now() - readAt >= everyMs) {
-      content = readFileSync(file, 'utf8').trim();
+    if (content === undefined || performance.now() - readAt >= everyMs) {
+      content = parse(readFileSync(file));
       readAt = performance.now();
     }
     return content;
   };
+}
+
+function tokenText(bytes: Buffer): string {
+  return bytes.toString('utf8').trim();
 }
 
 /** Every form client-node reads (exec plugins, auth providers, ...), at the cost of importing it. */

@@ -1,8 +1,8 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadKubeConfig } from '../../../src/backing/kubeconfig.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { kubeconfigFileRereadMs, loadKubeConfig } from '../../../src/backing/kubeconfig.js';
 
 let dir: string;
 beforeAll(async () => {
@@ -37,6 +37,11 @@ async function kubeconfig(name: string, cluster: Record<string, unknown>, user: 
   return file;
 }
 
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
 describe('loadKubeConfig', () => {
   it('reads the current context: server, inline CA, client certificate and key, and token', async () => {
     const file = await kubeconfig(
@@ -56,7 +61,9 @@ describe('loadKubeConfig', () => {
     });
   });
 
-  it('reads files relative to the kubeconfig again on every call (rotation), and honours insecure-skip-tls-verify and tls-server-name', async () => {
+  it('reads files relative to the kubeconfig again once they are older than the reread interval (rotation), and honours insecure-skip-tls-verify and tls-server-name', async () => {
+    let now = 1_000_000;
+    vi.spyOn(performance, 'now').mockImplementation(() => now);
     await writeFile(join(dir, 'ca.crt'), 'CA 1');
     await writeFile(join(dir, 'token'), 'token-1\n');
     const file = await kubeconfig(
@@ -73,8 +80,15 @@ describe('loadKubeConfig', () => {
       rejectUnauthorized: false,
       headers: { Authorization: 'Bearer token-1' },
     });
+    const first = await source.credentials();
     await writeFile(join(dir, 'ca.crt'), 'CA 2');
     await writeFile(join(dir, 'token'), 'token-2\n');
+    // Within the interval: the same bytes, not read again (a request costs no file reads).
+    now += kubeconfigFileRereadMs - 1;
+    const cached = await source.credentials();
+    expect([cached.ca, cached.headers]).toEqual([Buffer.from('CA 1'), { Authorization: 'Bearer token-1' }]);
+    expect(cached.ca).toBe(first.ca);
+    now += 1;
     const rotated = await source.credentials();
     expect([rotated.ca, rotated.headers]).toEqual([Buffer.from('CA 2'), { Authorization: 'Bearer token-2' }]);
   });

@@ -7,15 +7,7 @@ export interface SoakConfig {
   /** SIGKILL the binder's leader (and start it again) this often; 0: never. */
   readonly killEveryMinutes: number;
   readonly sampleSeconds: number;
-  /**
-   * RSS growth is judged on each process from this long after it started.
-   * The default covers the longest periodic cycle of the system, so that
-   * each process is judged in its steady state: every watch (the server's
-   * on kube-apiserver, and the watchers' on the server) times out after 5 to
-   * 10 minutes and is renewed once, and the bounded caches (watch history,
-   * authorization answers, serialized objects) fill within it. The soaks of
-   * session 9 show every process at a plateau after it (docs/reliability.md).
-   */
+  /** RSS growth is judged on each process from this long after it started. */
   readonly warmupMinutes: number;
   readonly watchers: number;
   readonly namespaces: number;
@@ -36,7 +28,7 @@ export const defaultSoakConfig: SoakConfig = {
   minutes: 60,
   killEveryMinutes: 10,
   sampleSeconds: 60,
-  warmupMinutes: 10,
+  warmupMinutes: 5,
   watchers: 1000,
   namespaces: 20,
   claimsPerNamespace: 5,

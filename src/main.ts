@@ -84,9 +84,10 @@ async function main(): Promise<void> {
   const backend = backendProbe(client, hostClaims, informers, logger);
   health.addReadiness({ name: 'kube-apiserver', check: () => backend.failure() });
   void startStorage(client, schemaSource, hostClaims, logger);
-  // Not a readiness condition: without baremetal-operator's CRDs HardwareData is empty, HostClaims still work.
   const hardwareData = hardwareDataStore(client, informers, hostClaims, new HardwareDataTokens(tokenKey.key), schemaSource, logger);
   hardwareData.feed.start();
+  // Its first lists, not baremetal-operator's CRDs: without them HardwareData syncs empty. Until then its reads are 429s.
+  health.addReadiness({ name: 'hardwaredata-storage', check: () => (hardwareData.feed.hub.hasSynced() ? undefined : 'not synced') });
 
   const binder = config.controllers.has('binder') ? startBinder(client, informers, config, logger) : undefined;
 

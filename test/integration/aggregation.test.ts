@@ -199,6 +199,8 @@ describe('operational endpoints', () => {
     for (const probe of ['/healthz', '/livez', '/readyz']) expect((await direct({ path: probe })).status).toBe(200);
     const verbose = await direct({ path: '/readyz?verbose' });
     expect(verbose.body).toContain('[+]authentication-configuration ok');
+    // Ready only once HardwareData's first lists are in: a replica behind a Service never answers its reads with 429.
+    expect(verbose.body).toContain('[+]hardwaredata-storage ok');
     const version = await direct({ path: '/version', headers: { 'X-Remote-User': 'admin', 'X-Remote-Group': 'system:masters' }, client: frontProxyClient });
     expect(json(version)).toMatchObject({ gitVersion: expect.stringMatching(/^v\d+\.\d+\.\d+/) as unknown });
   });

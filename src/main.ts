@@ -46,8 +46,10 @@ import { HardwareDataStore } from './resources/hardwaredata/store.js';
 import { hardwareDataStrategy } from './resources/hardwaredata/strategy.js';
 import { LeaderElector } from './backing/leader-election.js';
 import { Binder } from './controllers/binder/binder.js';
+import { useSmallBufferPool } from './observability/buffer-pool.js';
 
 async function main(): Promise<void> {
+  useSmallBufferPool();
   const logger = createLogger();
   const config = parseConfig(process.argv.slice(2));
   const metrics = new ApiServerMetrics();

@@ -17,6 +17,14 @@ describe('serialized objects', () => {
     expect(objectJson(object)).toBe(first);
   });
 
+  it("keeps an object's bytes in an allocation of their own, not a slice of the shared Buffer pool", () => {
+    const bytes = objectJson(claim('pool'));
+    // A pool slice would keep the whole slab (and everything else in it) alive as long as the cache holds the object.
+    expect(bytes.byteOffset).toBe(0);
+    expect(bytes.buffer.byteLength).toBe(bytes.length);
+    expect(bytes.toString('utf8')).toBe(JSON.stringify(claim('pool')));
+  });
+
   it('writes a list byte for byte as JSON.stringify, whatever the place of items among its keys', () => {
     const items = [claim('a'), claim('b')];
     const lists: ObjectList[] = [

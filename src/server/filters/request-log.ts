@@ -9,6 +9,8 @@ import type { ApiServerMetrics, RequestLabels } from '../../observability/metric
 import { requestContext, type RequestContext } from '../context.js';
 
 const quietPaths = new Set(['/healthz', '/livez', '/readyz', '/metrics']);
+/** Health endpoints and their per-check paths (/readyz/<check>). */
+const healthPath = /^\/(?:healthz|livez|readyz)(?:\/|$)/;
 const longRunningVerbs = new Set(['watch']);
 
 export function withRequestLog(logger: Logger, metrics: ApiServerMetrics): RequestHandler {
@@ -62,8 +64,17 @@ function logRequest(
     userAgent,
     ...(aborted ? { aborted: true } : {}),
   };
-  if (code >= 500) logger.error(fields, 'request');
-  else logger.info(fields, 'request');
+  logger[requestLogLevel(context.url.pathname, code)](fields, 'request');
+}
+
+/**
+ * A 5xx is the server's failure (error), except from a health endpoint:
+ * there it is the answer "not ready", which the kubelet polls for while a
+ * replica starts or kube-apiserver is away (warn, not one error per probe).
+ */
+export function requestLogLevel(path: string, code: number): 'info' | 'warn' | 'error' {
+  if (code < 500) return 'info';
+  return healthPath.test(path) ? 'warn' : 'error';
 }
 
 /** kube's metric labels: upper-case verb, LIST/WATCH distinguished, scope from the URL. */

@@ -1,12 +1,14 @@
 /**
  * The binder's indexes on the shared HostClaimRecord cache, so that a host
  * or Secret event finds the claims it concerns without reading every
- * record (client-go Indexers, tools/cache/index.go).
+ * record, and on the shared Secret cache, so that a claim finds its Secret
+ * copies without a LIST (client-go Indexers, tools/cache/index.go).
  */
 import type { ApiObject } from '../../api/rest/types.js';
 import type { IndexFunc } from '../../backing/shared-informers.js';
 import { secretReferences } from '../../tenancy/secret-references.js';
 import { claimOf } from './claim.js';
+import { copyOwnerLabel } from './secret-copies.js';
 
 /** The one value of the unbound index. */
 export const unboundValue = 'unbound';
@@ -44,3 +46,12 @@ export const recordIndexes = {
     },
   },
 } as const satisfies Record<string, Index>;
+
+/** On the shared Secret (metadata) cache: `<namespace>/<record uid>` of each claim's Secret copy, from its owner label. */
+export const copyIndex: Index = {
+  name: 'binder/copy-owner',
+  fn: (secret) => {
+    const owner = secret.metadata.labels?.[copyOwnerLabel];
+    return owner === undefined ? [] : [`${secret.metadata.namespace ?? ''}/${owner}`];
+  },
+};

@@ -53,8 +53,20 @@ export function copyName(recordName: string, suffix: string): string {
   return `h-${createHash('sha256').update(recordName).digest('hex').slice(0, 40)}-${suffix}`;
 }
 
-/** Brings the copies in `hostNamespace` in line with the claim's references; removes copies no longer referenced. */
-export async function syncSecretCopies(client: KubeClient, claim: Claim, hostNamespace: string): Promise<CopyResult> {
+/** The names of the copies the claim's references call for (in its host's namespace). */
+export function wantedCopyNames(claim: Claim): Set<string> {
+  const names = secretReferences(claim.spec);
+  return new Set(referencedSecrets.filter(({ field }) => names[field] !== undefined).map(({ suffix }) => copyName(claim.identity.name, suffix)));
+}
+
+/**
+ * Brings the copies in `hostNamespace` in line with the claim's references;
+ * removes the copies no longer referenced among `existing`, the claim's
+ * copies in that namespace as the binder's Secret cache shows them. A copy
+ * the cache does not show yet is not missed: its arrival in the cache
+ * queues the claim again when it is not wanted (Binder.onSecretChange).
+ */
+export async function syncSecretCopies(client: KubeClient, claim: Claim, hostNamespace: string, existing: readonly string[]): Promise<CopyResult> {
   const names = secretReferences(claim.spec);
   const copies: Partial<Record<SecretField, string>> = {};
   let problem: CopyResult['problem'];
@@ -71,17 +83,31 @@ export async function syncSecretCopies(client: KubeClient, claim: Claim, hostNam
     await writeCopy(client, source, { name, namespace: hostNamespace, labels: { [copyOwnerLabel]: claim.identity.uid } });
     copies[field] = name;
   }
-  await deleteSecretCopies(client, claim.identity.uid, hostNamespace, new Set(Object.values(copies)));
+  const kept = new Set(Object.values(copies));
+  await deleteCopies(
+    client,
+    hostNamespace,
+    existing.filter((name) => !kept.has(name)),
+  );
   return { copies, ...(problem === undefined ? {} : { problem }) };
 }
 
-/** Deletes the claim's copies in a namespace, except those listed in `keep`. */
-export async function deleteSecretCopies(client: KubeClient, recordUid: string, namespace: string, keep: ReadonlySet<string> = new Set()): Promise<void> {
+/**
+ * Deletes every copy of the claim's in a namespace, listed fresh from
+ * kube-apiserver: on release, nothing may be left behind for a cache that
+ * lags.
+ */
+export async function deleteSecretCopies(client: KubeClient, recordUid: string, namespace: string): Promise<void> {
   const list = await client.get<SecretList>(`/api/v1/namespaces/${namespace}/secrets`, { labelSelector: `${copyOwnerLabel}=${recordUid}` });
-  for (const secret of list.items) {
-    if (keep.has(secret.metadata.name)) continue;
-    await ignoreNotFound(client.request('DELETE', `/api/v1/namespaces/${namespace}/secrets/${secret.metadata.name}`));
-  }
+  await deleteCopies(
+    client,
+    namespace,
+    list.items.map((secret) => secret.metadata.name),
+  );
+}
+
+async function deleteCopies(client: KubeClient, namespace: string, names: readonly string[]): Promise<void> {
+  for (const name of names) await ignoreNotFound(client.request('DELETE', `/api/v1/namespaces/${namespace}/secrets/${name}`));
 }
 
 async function readSecret(client: KubeClient, namespace: string, name: string): Promise<Secret | undefined> {

@@ -32,7 +32,7 @@ import { isNotFound, KubeApiError, type KubeClient } from '../../backing/kube-cl
 import type { Logger } from '../../observability/logger.js';
 import { hostClaimRecord, hostErrorAnnotation } from '../../resources/hostclaim/storage.js';
 import { hostKeys, metal3GroupVersion, metal3Paths, metal3Resources, provisioningState, type BareMetalHost, type HostDeployPolicy, type Namespace } from '../../metal3/types.js';
-import { boundRecord, recordConsumerRef } from '../../tenancy/host-references.js';
+import { boundRecord } from '../../tenancy/host-references.js';
 import { admits, allowsDetaching, tenantNamespace } from '../../tenancy/policy.js';
 import {
   admittedHostNamespaces,
@@ -45,7 +45,7 @@ import {
 } from '../../tenancy/selection.js';
 import { WorkQueue, type ReconcileResult } from '../work-queue.js';
 import { bindingAnnotations, claimOf, hasReleaseFinalizer, releaseFinalizer, releaseLabel, releasingPoolHosts, type Claim, type HostClaimStatus } from './claim.js';
-import { rebootHandled, withoutWorkload, withWorkload } from './host-spec.js';
+import { bindingPatch, rebootHandled, withoutWorkload, withWorkload } from './host-spec.js';
 import { copyIndex, recordIndexes, unboundValue } from './indexes.js';
 import { OwnWrites } from './own-writes.js';
 import { copyOwnerLabel, deleteSecretCopies, syncSecretCopies, wantedCopyNames } from './secret-copies.js';
@@ -637,23 +637,6 @@ function changes<T>(onChange: (object: T, deleted: boolean) => void): ResourceEv
     onDelete: (object) => {
       onChange(object, true);
     },
-  };
-}
-
-/**
- * The binding as a merge patch of the host: its consumerRef, the node-reuse
- * mark consumed (stillSuitable let only the pool's own claim get here), and
- * the resourceVersion judged. A patch rather than the whole object: the
- * cached host lacks fields the cache leaves out (managedFields, annotations
- * copying the host), which a PUT would remove.
- */
-function bindingPatch(host: BareMetalHost, claim: Claim): object {
-  // Without it the patch would apply to whatever the host is now.
-  if (host.metadata.resourceVersion === undefined || host.metadata.resourceVersion === '') throw new Error(`host ${hostKey(host)} has no resourceVersion`);
-  const consumesMark = hostKeys.nodeReuse in (host.metadata.labels ?? {});
-  return {
-    metadata: { resourceVersion: host.metadata.resourceVersion, ...(consumesMark ? { labels: { [hostKeys.nodeReuse]: null } } : {}) },
-    spec: { consumerRef: recordConsumerRef(claim.identity) },
   };
 }
 

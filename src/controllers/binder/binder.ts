@@ -46,7 +46,7 @@ import {
 import { WorkQueue, type ReconcileResult } from '../work-queue.js';
 import { bindingAnnotations, claimOf, hasReleaseFinalizer, releaseFinalizer, releaseLabel, releasingPoolHosts, type Claim, type HostClaimStatus } from './claim.js';
 import { bindingPatch, rebootHandled, withoutWorkload, withWorkload } from './host-spec.js';
-import { copyIndex, recordIndexes, unboundValue } from './indexes.js';
+import { consumerIndex, copyIndex, recordIndexes, releasingValue, unboundValue } from './indexes.js';
 import { OwnWrites } from './own-writes.js';
 import { copyOwnerLabel, deleteSecretCopies, syncSecretCopies, wantedCopyNames } from './secret-copies.js';
 import { boundConditions, hostErrorText, nextStatus, unboundConditions, type ConditionInput, type UnboundReason } from './status.js';
@@ -173,6 +173,7 @@ export class Binder {
     };
     for (const index of Object.values(recordIndexes)) informers.records.addIndexer(index.name, index.fn);
     informers.secrets.addIndexer(copyIndex.name, copyIndex.fn);
+    informers.hosts.addIndexer(consumerIndex.name, consumerIndex.fn);
     const removeHandlers = [
       informers.hosts.addEventHandler(
         changes((host, deleted) => {
@@ -313,7 +314,9 @@ export class Binder {
       const reserved = new Set([...this.reserved].filter(([, record]) => record !== claim.identity.name).map(([hostKeyValue]) => hostKeyValue));
       const hosts = informers.hosts.list();
       // A pool's host whose deleted claim the release has not labelled yet is the pool's all the same.
-      const releasing = releasingPoolHosts(hosts, (namespace, name) => informers.records.get(namespace, name));
+      const releasing = releasingPoolHosts(informers.records.byIndex(recordIndexes.releasingForPool.name, releasingValue), (record) =>
+        informers.hosts.byIndex(consumerIndex.name, `${record.namespace}/${record.name}`),
+      );
       const selection = selectHost(request, hosts, informers.policies.list(), reserved, releasing);
       if (selection.kind === 'none') {
         await this.writeStatus(claim, unboundConditions(selection.reason), {});

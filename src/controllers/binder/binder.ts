@@ -441,8 +441,10 @@ export class Binder {
     const admitting = informers.policies.list().filter((p) => p.metadata.namespace === hostNamespace && admits(p, namespace));
     const authorized = admitting.length > 0;
     if (rebootHandled(host, claim)) return this.clearReboot(claim);
-    const cachedCopies = informers.secrets.byIndex(copyIndex.name, `${hostNamespace}/${claim.identity.uid}`).map((secret) => secret.metadata.name ?? '');
-    const { copies, problem } = await syncSecretCopies(this.client, claim, hostNamespace, cachedCopies);
+    const { copies, problem } = await syncSecretCopies(this.client, claim, hostNamespace, {
+      copies: informers.secrets.byIndex(copyIndex.name, `${hostNamespace}/${claim.identity.uid}`).map((secret) => secret.metadata.name ?? ''),
+      get: (namespace, name) => informers.secrets.get(namespace, name),
+    });
     if (problem === undefined) {
       const desired = withWorkload(host, claim, copies, { detachAllowed: allowsDetaching(admitting) });
       if (!sameJson(desired, host)) {

@@ -65,15 +65,16 @@ export function selectHost(
   if (admitted.size === 0) return { kind: 'none', reason: 'NoAdmittingPolicy' };
   // Parsed once per claim, not once per host: selection runs over every host of the cluster.
   const selected = selectorMatcher(request.hostSelector);
-  const eligible = hosts.filter((host) => admitted.has(host.metadata.namespace ?? '') && !reserved.has(hostKey(host)) && selected(host));
+  const eligible = (host: BareMetalHost): boolean => admitted.has(host.metadata.namespace ?? '') && selected(host) && !reserved.has(hostKey(host));
   const pool = poolLabelValue(request);
-  const candidates = eligible.filter((host) => isCandidate(host) && mayTake(host, request));
+  // The cheap test first: most hosts of a busy cluster are bound.
+  const candidates = hosts.filter((host) => isCandidate(host) && mayTake(host, request) && eligible(host));
   const poolHost = preferred(
     candidates.filter((host) => pool !== undefined && host.metadata.labels?.[hostKeys.nodeReuse] === pool),
     request,
   );
   if (poolHost !== undefined) return { kind: 'selected', host: poolHost };
-  if (pool !== undefined && eligible.some((host) => isComingBack(host, pool, releasing))) return { kind: 'none', reason: 'WaitingForNodeReuseHost' };
+  if (pool !== undefined && hosts.some((host) => isComingBack(host, pool, releasing) && eligible(host))) return { kind: 'none', reason: 'WaitingForNodeReuseHost' };
   const host = preferred(candidates, request);
   return host === undefined ? { kind: 'none', reason: 'NoBareMetalHost' } : { kind: 'selected', host };
 }

@@ -306,7 +306,7 @@ describe('what a tenant can read', () => {
 });
 
 describe('Secret copies', () => {
-  it("follow a change of the tenant's Secret within seconds, through the binder's Secret watch", async () => {
+  it("follow a change of the tenant's Secret within seconds, through the binder's Secret watch, and go when the claim drops them", async () => {
     await applyPolicy('copies', { names: ['tenant-a'] });
     const setUserData = async (value: string, verb: 'create' | 'replace'): Promise<void> => {
       const manifest = await ok('tenant-a', ['-n', 'tenant-a', 'create', 'secret', 'generic', 'follow-userdata', `--from-literal=userData=${value}`, '--dry-run=client', '-o', 'json']);
@@ -346,6 +346,19 @@ describe('Secret copies', () => {
     await pollUntil('the copy to follow the Secret', async () => ((await copy()) === '#cloud-config\nhostname: two' ? true : undefined), { timeoutMs: 10_000, intervalMs: 200 });
     console.info(`[binding] copy followed its Secret after ${Date.now() - changedAt} ms`);
     expect(await versions()).toBe(settled);
+
+    // The copy names the source version it was written from: a reconcile that finds both in its cache reads neither.
+    const source = await env.controlPlane.requestJson<{ metadata: { uid: string; resourceVersion: string } }>('GET', '/api/v1/namespaces/tenant-a/secrets/follow-userdata');
+    const written = await env.controlPlane.requestJson<{ metadata: { annotations?: Record<string, string> } }>('GET', `/api/v1/namespaces/${INFRA}/secrets/tenant-a.follow-userdata`);
+    expect(written.metadata.annotations?.['infra.tenancy.metal3.io/copy-of']).toBe(`${source.metadata.uid}/${source.metadata.resourceVersion}`);
+
+    // A reference the tenant drops: the binder finds the copy in its Secret cache (no LIST) and deletes it, and the host stops naming it.
+    await ok('tenant-a', ['-n', 'tenant-a', 'patch', 'hostclaims.tenancy.metal3.io', 'follow', '--type=merge', '-p', '{"spec":{"userData":null}}']);
+    await pollUntil(
+      'the dropped copy to go and the host to stop naming it',
+      async () => ((await copy()) === undefined && (await hostOf(await getClaim('tenant-a', 'tenant-a', 'follow'))).spec.userData === undefined ? true : undefined),
+      { timeoutMs: STATE_TIMEOUT_MS },
+    );
 
     await ok('tenant-a', ['-n', 'tenant-a', 'delete', 'hostclaims.tenancy.metal3.io', 'follow', '--wait', '--timeout=120s']);
     await deletePolicy('copies');

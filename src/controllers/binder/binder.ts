@@ -13,8 +13,15 @@
  *   the record's resourceVersion) together with the release finalizer: a
  *   claim has at most one chosen host, and a crash between the two writes
  *   leaves an intent the next leader completes or abandons.
- * - Every step reads fresh state, is idempotent and ends by requeueing, so
- *   any interruption is completed by whichever replica leads next.
+ * - Decisions are taken from the shared caches, and every write carries the
+ *   resourceVersion of the object the decision was taken from: kube-apiserver
+ *   refuses it (409) unless the object is still exactly as judged, so a
+ *   cache that lags can only cost a retry, never a wrong write. After a
+ *   conflict the claim's record is read fresh from kube-apiserver. Where a
+ *   cache's silence would end something for good (a binding, a release),
+ *   the host is read fresh.
+ * - Every step is idempotent and ends by requeueing, so any interruption is
+ *   completed by whichever replica leads next.
  */
 import { once } from 'node:events';
 import type { ApiObject } from '../../api/rest/types.js';
@@ -25,7 +32,7 @@ import { isNotFound, KubeApiError, type KubeClient } from '../../backing/kube-cl
 import type { Logger } from '../../observability/logger.js';
 import { hostClaimRecord, hostErrorAnnotation } from '../../resources/hostclaim/storage.js';
 import { hostKeys, metal3GroupVersion, metal3Paths, metal3Resources, provisioningState, type BareMetalHost, type HostDeployPolicy, type Namespace } from '../../metal3/types.js';
-import { boundRecord, recordConsumerRef } from '../../tenancy/host-references.js';
+import { boundRecord } from '../../tenancy/host-references.js';
 import { admits, allowsDetaching, tenantNamespace } from '../../tenancy/policy.js';
 import {
   admittedHostNamespaces,
@@ -38,10 +45,10 @@ import {
 } from '../../tenancy/selection.js';
 import { WorkQueue, type ReconcileResult } from '../work-queue.js';
 import { bindingAnnotations, claimOf, hasReleaseFinalizer, releaseFinalizer, releaseLabel, releasingPoolHosts, type Claim, type HostClaimStatus } from './claim.js';
-import { rebootHandled, withoutWorkload, withWorkload } from './host-spec.js';
-import { recordIndexes, unboundValue } from './indexes.js';
+import { bindingPatch, rebootHandled, withoutWorkload, withWorkload } from './host-spec.js';
+import { consumerIndex, copyIndex, recordIndexes, releasingValue, unboundValue } from './indexes.js';
 import { OwnWrites } from './own-writes.js';
-import { deleteSecretCopies, syncSecretCopies } from './secret-copies.js';
+import { copyOwnerLabel, deleteSecretCopies, syncSecretCopies, wantedCopyNames } from './secret-copies.js';
 import { boundConditions, hostErrorText, nextStatus, unboundConditions, type ConditionInput, type UnboundReason } from './status.js';
 
 export interface BinderOptions {
@@ -53,7 +60,7 @@ export interface BinderOptions {
 const workloadStates = new Set(['provisioning', 'provisioned', 'externally provisioned']);
 const orphanPrefix = 'orphan:';
 /**
- * Binding is latency-bound (six sequential requests per new claim), so more
+ * Binding is latency-bound (three sequential writes per new claim), so more
  * workers than client-go's usual 5–10; `reserved` keeps them off each
  * other's hosts. Well under the kube client's 64 sockets, which the request
  * path and the informers share.
@@ -93,6 +100,8 @@ export class Binder {
   /** Hosts being bound right now (host key → record name), so two workers never race for one host. */
   private readonly reserved = new Map<string, string>();
   private readonly ownWrites = new OwnWrites();
+  /** Records whose cached version one of our writes found stale (409): read fresh at their next reconcile. */
+  private readonly staleRecords = new Set<string>();
   private informers: Informers | undefined;
   private removeHandlers: readonly (() => void)[] = [];
   private queue: WorkQueue | undefined;
@@ -140,6 +149,7 @@ export class Binder {
     await queue?.stop();
     this.reserved.clear();
     this.ownWrites.clear();
+    this.staleRecords.clear();
     this.logger.info('binder: stopped');
   }
 
@@ -154,7 +164,7 @@ export class Binder {
       policies: this.caches.informerFor<HostDeployPolicy>(metal3Resources.hostDeployPolicies),
       namespaces: this.caches.informerFor<Namespace>(metal3Resources.namespaces),
       records: this.caches.informerFor<ApiObject>({ path: this.recordsPath }),
-      // Names only: which Secret changed is all the binder needs (it reads a referenced Secret fresh when it copies it).
+      // Metadata only: which Secret changed, and which copies a claim has, is all the binder needs (it reads a referenced Secret fresh when it copies it).
       // Cluster-wide, because claims may live in any namespace a policy admits; one watch beats one per namespace.
       secrets: this.caches.informerFor<ApiObject>({ path: '/api/v1/secrets', representation: 'metadata', transform: withoutManagedFields }),
     };
@@ -162,6 +172,8 @@ export class Binder {
       this.requeueEveryClaim(queue);
     };
     for (const index of Object.values(recordIndexes)) informers.records.addIndexer(index.name, index.fn);
+    informers.secrets.addIndexer(copyIndex.name, copyIndex.fn);
+    informers.hosts.addIndexer(consumerIndex.name, consumerIndex.fn);
     const removeHandlers = [
       informers.hosts.addEventHandler(
         changes((host, deleted) => {
@@ -176,8 +188,8 @@ export class Binder {
         }),
       ),
       informers.secrets.addEventHandler(
-        changes((secret) => {
-          this.onSecretChange(queue, secret);
+        changes((secret, deleted) => {
+          this.onSecretChange(queue, secret, deleted);
         }),
       ),
     ];
@@ -226,9 +238,23 @@ export class Binder {
     if (!deleted) this.checkOrphan(host);
   }
 
-  private onSecretChange(queue: WorkQueue, secret: ApiObject): void {
-    const referencing = this.informers?.records.byIndex(recordIndexes.secrets.name, `${secret.metadata.namespace ?? ''}/${secret.metadata.name ?? ''}`) ?? [];
-    for (const record of referencing) queue.add(record.metadata.name ?? '');
+  /**
+   * A changed source Secret concerns the claims referencing it; a copy that
+   * appears in the cache and is not wanted concerns its claim, which deletes
+   * it (it may have been written just before the claim dropped the reference,
+   * too late for that reconcile's cache).
+   */
+  private onSecretChange(queue: WorkQueue, secret: ApiObject, deleted: boolean): void {
+    const records = this.informers?.records;
+    if (records === undefined) return;
+    const name = secret.metadata.name ?? '';
+    for (const record of records.byIndex(recordIndexes.secrets.name, `${secret.metadata.namespace ?? ''}/${name}`)) queue.add(record.metadata.name ?? '');
+    const owner = secret.metadata.labels?.[copyOwnerLabel];
+    if (owner === undefined || deleted) return;
+    for (const record of records.byIndex(recordIndexes.uid.name, owner)) {
+      const claim = claimOf(record);
+      if (claim !== undefined && !wantedCopyNames(claim).has(name)) queue.add(claim.identity.name);
+    }
   }
 
   /** A host bound to a record that no longer exists (or was re-created) is given back. */
@@ -243,7 +269,9 @@ export class Binder {
     if (key.startsWith(orphanPrefix)) return this.releaseOrphan(key.slice(orphanPrefix.length));
     this.ownWrites.begin(key);
     try {
-      return await this.reconcileClaim(key);
+      const result = await this.reconcileClaim(key);
+      // A write found the cached record stale: look again (reading it fresh), even if this reconcile meant to stop here.
+      return this.staleRecords.has(key) ? { requeueAfterMs: 0 } : result;
     } finally {
       // The queue runs a key added during its reconcile once more afterwards.
       if (this.ownWrites.end(key)) this.queue?.add(key);
@@ -251,7 +279,7 @@ export class Binder {
   }
 
   private async reconcileClaim(key: string): Promise<ReconcileResult> {
-    const record = await this.getOrUndefined<ApiObject>(`${this.recordsPath}/${key}`);
+    const record = await this.currentRecord(key);
     const claim = record === undefined ? undefined : claimOf(record);
     if (claim === undefined) return undefined;
     if (claim.deleting) return this.release(claim);
@@ -260,6 +288,17 @@ export class Binder {
     if (claim.ended !== undefined) return this.writeStatus(claim, unboundConditions(claim.ended as UnboundReason), {});
     if (claim.status.bareMetalHost !== undefined) return this.endBinding(claim);
     return this.bind(claim);
+  }
+
+  /**
+   * The record from the shared cache (the event that queued the claim is in
+   * it), or read fresh after a write found the cached version stale. Absent
+   * from the cache: not created yet as far as this replica knows (its event
+   * will queue it) or deleted.
+   */
+  private async currentRecord(key: string): Promise<ApiObject | undefined> {
+    if (this.staleRecords.delete(key)) return this.getOrUndefined<ApiObject>(`${this.recordsPath}/${key}`);
+    return this.requireInformers().records.get(this.options.storageNamespace, key);
   }
 
   // ---------------------------------------------------------------- binding
@@ -275,7 +314,9 @@ export class Binder {
       const reserved = new Set([...this.reserved].filter(([, record]) => record !== claim.identity.name).map(([hostKeyValue]) => hostKeyValue));
       const hosts = informers.hosts.list();
       // A pool's host whose deleted claim the release has not labelled yet is the pool's all the same.
-      const releasing = releasingPoolHosts(hosts, (namespace, name) => informers.records.get(namespace, name));
+      const releasing = releasingPoolHosts(informers.records.byIndex(recordIndexes.releasingForPool.name, releasingValue), (record) =>
+        informers.hosts.byIndex(consumerIndex.name, `${record.namespace}/${record.name}`),
+      );
       const selection = selectHost(request, hosts, informers.policies.list(), reserved, releasing);
       if (selection.kind === 'none') {
         await this.writeStatus(claim, unboundConditions(selection.reason), {});
@@ -300,18 +341,35 @@ export class Binder {
   private async bindChosen(claim: Claim, keyOfHost: string, request: SelectionRequest): Promise<{ claim: Claim; host: BareMetalHost } | undefined> {
     const updated = await this.recordIntent(claim, keyOfHost);
     if (updated === undefined) return undefined;
-    const fresh = await this.getOrUndefined<BareMetalHost>(metal3Paths.bareMetalHost(...splitKey(keyOfHost)));
-    if (fresh === undefined || !this.stillSuitable(fresh, request)) {
+    const written = await this.takeHost(keyOfHost, updated, request);
+    if (written === undefined) {
       await this.forgetChoice(updated);
       return undefined;
     }
-    const next = structuredClone(fresh);
-    next.spec.consumerRef = recordConsumerRef(updated.identity);
-    // A node-reuse mark is consumed by the binding (stillSuitable let only the pool's own claim get here).
-    if (next.metadata.labels !== undefined) Reflect.deleteProperty(next.metadata.labels, hostKeys.nodeReuse);
-    const written = await this.writeHost(next, updated);
     this.event(updated, 'Normal', 'Bound', `Bound to host ${keyOfHost}.`);
     return { claim: updated, host: written };
+  }
+
+  /**
+   * Sets the host's consumerRef, judged suitable on the cached host and
+   * written with that host's resourceVersion as precondition: kube-apiserver
+   * applies it only to the very version judged (free, admitted, matching),
+   * so no cache lag can bind a host twice. A cache behind the host (409)
+   * costs one fresh read and a second attempt. Undefined when the host is
+   * gone or not suitable.
+   */
+  private async takeHost(keyOfHost: string, claim: Claim, request: SelectionRequest): Promise<BareMetalHost | undefined> {
+    const cached = this.requireInformers().hosts.get(...splitKey(keyOfHost));
+    if (cached === undefined || !this.stillSuitable(cached, request)) return undefined;
+    try {
+      return await this.patchHost(cached, bindingPatch(cached, claim), claim);
+    } catch (error) {
+      if (!isConflict(error)) throw error;
+    }
+    const fresh = await this.getOrUndefined<BareMetalHost>(metal3Paths.bareMetalHost(...splitKey(keyOfHost)));
+    if (fresh === undefined || !this.stillSuitable(fresh, request)) return undefined;
+    // A second conflict is an error: the reconcile is retried with backoff, from the record's chosen host.
+    return this.patchHost(fresh, bindingPatch(fresh, claim), claim);
   }
 
   private stillSuitable(host: BareMetalHost, request: SelectionRequest): boolean {
@@ -383,7 +441,10 @@ export class Binder {
     const admitting = informers.policies.list().filter((p) => p.metadata.namespace === hostNamespace && admits(p, namespace));
     const authorized = admitting.length > 0;
     if (rebootHandled(host, claim)) return this.clearReboot(claim);
-    const { copies, problem } = await syncSecretCopies(this.client, claim, hostNamespace);
+    const { copies, problem } = await syncSecretCopies(this.client, claim, hostNamespace, {
+      copies: informers.secrets.byIndex(copyIndex.name, `${hostNamespace}/${claim.identity.uid}`).map((secret) => secret.metadata.name ?? ''),
+      get: (namespace, name) => informers.secrets.get(namespace, name),
+    });
     if (problem === undefined) {
       const desired = withWorkload(host, claim, copies, { detachAllowed: allowsDetaching(admitting) });
       if (!sameJson(desired, host)) {
@@ -523,7 +584,8 @@ export class Binder {
       this.ownWrites.wrote(name, 'record', written.metadata.resourceVersion);
       return written;
     } catch (error) {
-      if ((error instanceof KubeApiError && error.statusCode === 409) || isNotFound(error)) return undefined;
+      if (isConflict(error)) this.staleRecords.add(name);
+      if (isConflict(error) || isNotFound(error)) return undefined;
       throw error;
     }
   }
@@ -532,6 +594,16 @@ export class Binder {
   private async writeHost(host: BareMetalHost, forClaim: Claim | undefined): Promise<BareMetalHost> {
     const written = await this.client.request<BareMetalHost>('PUT', metal3Paths.bareMetalHost(host.metadata.namespace ?? '', host.metadata.name), { body: host });
     if (forClaim !== undefined) this.ownWrites.wrote(forClaim.identity.name, hostKey(written), written.metadata.resourceVersion);
+    return written;
+  }
+
+  /** A JSON merge patch of a host; the patch carries the resourceVersion it was computed from, kube-apiserver's precondition. */
+  private async patchHost(host: BareMetalHost, patch: object, forClaim: Claim): Promise<BareMetalHost> {
+    const written = await this.client.request<BareMetalHost>('PATCH', metal3Paths.bareMetalHost(host.metadata.namespace ?? '', host.metadata.name), {
+      body: patch,
+      contentType: 'application/merge-patch+json',
+    });
+    this.ownWrites.wrote(forClaim.identity.name, hostKey(written), written.metadata.resourceVersion);
     return written;
   }
 
@@ -571,6 +643,10 @@ function changes<T>(onChange: (object: T, deleted: boolean) => void): ResourceEv
       onChange(object, true);
     },
   };
+}
+
+function isConflict(error: unknown): boolean {
+  return error instanceof KubeApiError && error.statusCode === 409;
 }
 
 function splitKey(key: string): [string, string] {

@@ -103,19 +103,25 @@ export function releaseLabel(claim: Claim): string | undefined {
  * its release will put on them. The record cache shows a deletion before any
  * claim created after it (one watch, in order), while the label only comes
  * with the release's first host write: a pool's next claim created in
- * between must wait for that host, not take another.
+ * between must wait for that host, not take another. From the records (the
+ * binder passes the deleted pool claims, from an index) and the hosts
+ * naming each of them as consumer, so a bind does not walk every host.
  */
-export function releasingPoolHosts(hosts: readonly BareMetalHost[], recordNamed: (namespace: string, name: string) => ApiObject | undefined): ReleasingPoolHosts {
+export function releasingPoolHosts(records: readonly ApiObject[], hostsNaming: (record: RecordIdentity) => readonly BareMetalHost[]): ReleasingPoolHosts {
   const releasing = new Map<string, string>();
-  for (const host of hosts) {
-    const bound = boundRecord(host);
-    const record = bound === undefined ? undefined : recordNamed(bound.namespace, bound.name);
-    // The uid, as for the binding itself: a claim re-created under the same name is not the one holding the host.
-    const claim = record !== undefined && record.metadata.uid === bound?.uid ? claimOf(record) : undefined;
+  for (const record of records) {
+    const claim = claimOf(record);
     const label = claim?.deleting === true ? releaseLabel(claim) : undefined;
-    if (label !== undefined) releasing.set(hostKey(host), label);
+    if (claim === undefined || label === undefined) continue;
+    // The uid, as for the binding itself: a claim re-created under the same name is not the one holding the host.
+    for (const host of hostsNaming(claim.identity)) if (boundRecord(host)?.uid === claim.identity.uid) releasing.set(hostKey(host), label);
   }
   return releasing;
+}
+
+/** Whether the claim is being deleted and its release will mark its host for a node-reuse pool. */
+export function isReleasingForPool(claim: Claim): boolean {
+  return claim.deleting && releaseLabel(claim) !== undefined;
 }
 
 function objectField(record: ApiObject, field: string): object {

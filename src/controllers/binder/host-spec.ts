@@ -1,8 +1,9 @@
 /**
- * What a bound host should look like for its claim, and what it must look
- * like to be given back. Pure functions: they return a new host object, and
- * the binder writes it only when it differs from the one read (with that
- * object's resourceVersion as precondition).
+ * What a bound host should look like for its claim, what it must look
+ * like to be given back, and the patch that binds it. Pure functions: they
+ * return a new host object (or patch), and the binder writes it only when it
+ * differs from the one read (with that object's resourceVersion as
+ * precondition).
  *
  * Annotations forwarded from the claim (reboot requests, detaching) are
  * listed on the host itself, in the same write that sets them, so the
@@ -10,6 +11,7 @@
  * two of its writes.
  */
 import { hostKeys, type BareMetalHost, type SecretReference } from '../../metal3/types.js';
+import { recordConsumerRef } from '../../tenancy/host-references.js';
 import type { SecretField } from '../../tenancy/secret-references.js';
 import type { Claim } from './claim.js';
 
@@ -55,6 +57,23 @@ export function withoutWorkload(host: BareMetalHost, nodeReuse: string | undefin
   forward(next, {});
   if (nodeReuse !== undefined) next.metadata.labels = { ...next.metadata.labels, [hostKeys.nodeReuse]: nodeReuse };
   return dropNulls(next);
+}
+
+/**
+ * The binding as a merge patch of the host: its consumerRef, the node-reuse
+ * mark consumed (only a claim of the pool it marks may be binding it), and
+ * the resourceVersion judged. A patch rather than the whole object: the
+ * cached host lacks fields the cache leaves out (managedFields, annotations
+ * copying the host), which a PUT would remove.
+ */
+export function bindingPatch(host: BareMetalHost, claim: Claim): object {
+  // Without it the patch would apply to whatever the host is now.
+  if (host.metadata.resourceVersion === undefined || host.metadata.resourceVersion === '') throw new Error(`host ${host.metadata.namespace ?? ''}/${host.metadata.name} has no resourceVersion`);
+  const consumesMark = hostKeys.nodeReuse in (host.metadata.labels ?? {});
+  return {
+    metadata: { resourceVersion: host.metadata.resourceVersion, ...(consumesMark ? { labels: { [hostKeys.nodeReuse]: null } } : {}) },
+    spec: { consumerRef: recordConsumerRef(claim.identity) },
+  };
 }
 
 /** The annotations currently forwarded to a host by the binder. */

@@ -1,15 +1,21 @@
 /**
  * The binder's indexes on the shared HostClaimRecord cache, so that a host
  * or Secret event finds the claims it concerns without reading every
- * record (client-go Indexers, tools/cache/index.go).
+ * record, and on the shared Secret cache, so that a claim finds its Secret
+ * copies without a LIST (client-go Indexers, tools/cache/index.go).
  */
 import type { ApiObject } from '../../api/rest/types.js';
 import type { IndexFunc } from '../../backing/shared-informers.js';
 import { secretReferences } from '../../tenancy/secret-references.js';
-import { claimOf } from './claim.js';
+import type { BareMetalHost } from '../../metal3/types.js';
+import { boundRecord } from '../../tenancy/host-references.js';
+import { claimOf, isReleasingForPool } from './claim.js';
+import { copyOwnerLabel } from './secret-copies.js';
 
 /** The one value of the unbound index. */
 export const unboundValue = 'unbound';
+/** The one value of the releasing-for-pool index. */
+export const releasingValue = 'releasing';
 
 interface Index {
   readonly name: string;
@@ -35,6 +41,14 @@ export const recordIndexes = {
       return claim !== undefined && claim.chosenHost === undefined ? [unboundValue] : [];
     },
   },
+  /** Deleted claims whose release marks their host for a node-reuse pool, under one value. */
+  releasingForPool: {
+    name: 'binder/releasing-for-pool',
+    fn: (record) => {
+      const claim = claimOf(record);
+      return claim !== undefined && isReleasingForPool(claim) ? [releasingValue] : [];
+    },
+  },
   /** `<tenant namespace>/<secret name>` of each Secret a claim references. */
   secrets: {
     name: 'binder/secrets',
@@ -44,3 +58,21 @@ export const recordIndexes = {
     },
   },
 } as const satisfies Record<string, Index>;
+
+/** On the shared host cache: `<namespace>/<name>` of the record a host names as consumer. */
+export const consumerIndex = {
+  name: 'binder/consumer',
+  fn: (host: BareMetalHost): readonly string[] => {
+    const bound = boundRecord(host);
+    return bound === undefined ? [] : [`${bound.namespace}/${bound.name}`];
+  },
+};
+
+/** On the shared Secret (metadata) cache: `<namespace>/<record uid>` of each claim's Secret copy, from its owner label. */
+export const copyIndex: Index = {
+  name: 'binder/copy-owner',
+  fn: (secret) => {
+    const owner = secret.metadata.labels?.[copyOwnerLabel];
+    return owner === undefined ? [] : [`${secret.metadata.namespace ?? ''}/${owner}`];
+  },
+};

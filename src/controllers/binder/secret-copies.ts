@@ -19,11 +19,22 @@ import type { Claim } from './claim.js';
 import type { SecretCopies } from './host-spec.js';
 
 export const copyOwnerLabel = 'infra.tenancy.metal3.io/claim-record-uid';
+/** On a copy: `<uid>/<resourceVersion>` of the source Secret it was written from. */
+export const copySourceAnnotation = 'infra.tenancy.metal3.io/copy-of';
+
+interface SecretMetadata {
+  name?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}
 
 interface Secret {
   apiVersion?: string;
   kind?: string;
-  metadata: { name: string; namespace?: string; resourceVersion?: string; labels?: Record<string, string> };
+  metadata: SecretMetadata & { name: string };
   type?: string;
   data?: Record<string, string>;
 }
@@ -40,6 +51,13 @@ const referencedSecrets = [
   { field: 'ociAuth', suffix: 'ociauth', failure: 'OCIAuthSecretSyncFailure' },
 ] as const;
 
+/** What the binder's Secret cache (metadata only) shows. */
+export interface CachedSecrets {
+  /** The names of the claim's copies in the host's namespace. */
+  readonly copies: readonly string[];
+  get(namespace: string, name: string): { readonly metadata: SecretMetadata } | undefined;
+}
+
 export interface CopyResult {
   readonly copies: SecretCopies;
   readonly problem?: { readonly reason: string; readonly message: string };
@@ -53,35 +71,85 @@ export function copyName(recordName: string, suffix: string): string {
   return `h-${createHash('sha256').update(recordName).digest('hex').slice(0, 40)}-${suffix}`;
 }
 
-/** Brings the copies in `hostNamespace` in line with the claim's references; removes copies no longer referenced. */
-export async function syncSecretCopies(client: KubeClient, claim: Claim, hostNamespace: string): Promise<CopyResult> {
+/** The names of the copies the claim's references call for (in its host's namespace). */
+export function wantedCopyNames(claim: Claim): Set<string> {
+  const names = secretReferences(claim.spec);
+  return new Set(referencedSecrets.filter(({ field }) => names[field] !== undefined).map(({ suffix }) => copyName(claim.identity.name, suffix)));
+}
+
+/**
+ * Brings the copies in `hostNamespace` in line with the claim's references;
+ * removes the claim's copies no longer referenced, as the binder's Secret
+ * cache shows them. A copy the cache does not show yet is not missed: its
+ * arrival in the cache queues the claim again when it is not wanted
+ * (Binder.onSecretChange). A copy the cache shows written from the source
+ * version the cache shows is left alone without reading either: a newer
+ * source version is an event that queues the claim again
+ * (Binder.onSecretChange), and its reconcile copies it.
+ */
+export async function syncSecretCopies(client: KubeClient, claim: Claim, hostNamespace: string, cached: CachedSecrets): Promise<CopyResult> {
   const names = secretReferences(claim.spec);
   const copies: Partial<Record<SecretField, string>> = {};
   let problem: CopyResult['problem'];
   for (const { field, suffix, failure } of referencedSecrets) {
     const sourceName = names[field];
     if (sourceName === undefined) continue;
+    const name = copyName(claim.identity.name, suffix);
+    if (copyIsCurrent(cached.get(hostNamespace, name), cached.get(claim.namespace, sourceName), claim.identity.uid)) {
+      copies[field] = name;
+      continue;
+    }
     // A name no Secret can have is never requested: it could climb out of the claim's namespace.
     const source = secretNameErrors(sourceName).length > 0 ? undefined : await readSecret(client, claim.namespace, sourceName);
     if (source === undefined) {
       problem ??= { reason: failure, message: `Secret "${sourceName}" not found in namespace "${claim.namespace}".` };
       continue;
     }
-    const name = copyName(claim.identity.name, suffix);
-    await writeCopy(client, source, { name, namespace: hostNamespace, labels: { [copyOwnerLabel]: claim.identity.uid } });
+    const version = sourceVersion(source);
+    await writeCopy(client, source, {
+      name,
+      namespace: hostNamespace,
+      labels: { [copyOwnerLabel]: claim.identity.uid },
+      ...(version === undefined ? {} : { annotations: { [copySourceAnnotation]: version } }),
+    });
     copies[field] = name;
   }
-  await deleteSecretCopies(client, claim.identity.uid, hostNamespace, new Set(Object.values(copies)));
+  const kept = new Set(Object.values(copies));
+  await deleteCopies(
+    client,
+    hostNamespace,
+    cached.copies.filter((name) => !kept.has(name)),
+  );
   return { copies, ...(problem === undefined ? {} : { problem }) };
 }
 
-/** Deletes the claim's copies in a namespace, except those listed in `keep`. */
-export async function deleteSecretCopies(client: KubeClient, recordUid: string, namespace: string, keep: ReadonlySet<string> = new Set()): Promise<void> {
+/** Whether the copy is the claim's and was written from this version of the source (both as cached). */
+export function copyIsCurrent(copy: { readonly metadata: SecretMetadata } | undefined, source: { readonly metadata: SecretMetadata } | undefined, recordUid: string): boolean {
+  const version = source === undefined ? undefined : sourceVersion(source);
+  return version !== undefined && copy?.metadata.labels?.[copyOwnerLabel] === recordUid && copy.metadata.annotations?.[copySourceAnnotation] === version;
+}
+
+function sourceVersion(source: { readonly metadata: SecretMetadata }): string | undefined {
+  const { uid, resourceVersion } = source.metadata;
+  return uid === undefined || resourceVersion === undefined || resourceVersion === '' ? undefined : `${uid}/${resourceVersion}`;
+}
+
+/**
+ * Deletes every copy of the claim's in a namespace, listed fresh from
+ * kube-apiserver: on release, nothing may be left behind for a cache that
+ * lags.
+ */
+export async function deleteSecretCopies(client: KubeClient, recordUid: string, namespace: string): Promise<void> {
   const list = await client.get<SecretList>(`/api/v1/namespaces/${namespace}/secrets`, { labelSelector: `${copyOwnerLabel}=${recordUid}` });
-  for (const secret of list.items) {
-    if (keep.has(secret.metadata.name)) continue;
-    await ignoreNotFound(client.request('DELETE', `/api/v1/namespaces/${namespace}/secrets/${secret.metadata.name}`));
-  }
+  await deleteCopies(
+    client,
+    namespace,
+    list.items.map((secret) => secret.metadata.name),
+  );
+}
+
+async function deleteCopies(client: KubeClient, namespace: string, names: readonly string[]): Promise<void> {
+  for (const name of names) await ignoreNotFound(client.request('DELETE', `/api/v1/namespaces/${namespace}/secrets/${name}`));
 }
 
 async function readSecret(client: KubeClient, namespace: string, name: string): Promise<Secret | undefined> {
@@ -107,10 +175,21 @@ async function writeCopy(client: KubeClient, source: Secret, metadata: Secret['m
     await client.create(`/api/v1/namespaces/${namespace}/secrets`, wanted);
     return;
   }
-  if (sameJson(existing.data ?? {}, wanted.data) && existing.metadata.labels?.[copyOwnerLabel] === metadata.labels?.[copyOwnerLabel]) return;
+  const copyOf = metadata.annotations?.[copySourceAnnotation];
+  if (
+    sameJson(existing.data ?? {}, wanted.data) &&
+    existing.metadata.labels?.[copyOwnerLabel] === metadata.labels?.[copyOwnerLabel] &&
+    existing.metadata.annotations?.[copySourceAnnotation] === copyOf
+  ) {
+    return;
+  }
   // BMO labels the Secrets it uses; keep its labels, replace the data.
   await client.request('PUT', `/api/v1/namespaces/${namespace}/secrets/${metadata.name}`, {
-    body: { ...existing, metadata: { ...existing.metadata, labels: { ...existing.metadata.labels, ...metadata.labels } }, data: wanted.data },
+    body: {
+      ...existing,
+      metadata: { ...existing.metadata, labels: { ...existing.metadata.labels, ...metadata.labels }, annotations: { ...existing.metadata.annotations, ...metadata.annotations } },
+      data: wanted.data,
+    },
   });
 }
 

@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { ApiObject } from '../../../../src/api/rest/types.js';
 import { bookkeeping, virtualUid } from '../../../../src/backing/storage-mapping.js';
 import { bindingAnnotations, claimOf, hasReleaseFinalizer, releaseFinalizer, releaseLabel, releasingPoolHosts } from '../../../../src/controllers/binder/claim.js';
+import type { BareMetalHost } from '../../../../src/metal3/types.js';
 import { hostClaimStorageMapping } from '../../../../src/resources/hostclaim/storage.js';
+import type { RecordIdentity } from '../../../../src/tenancy/host-references.js';
 import { claim, host, record } from './fixtures.js';
 
 describe('claimOf', () => {
@@ -133,8 +135,6 @@ describe('releasingPoolHosts', () => {
     record({ namespace: 'tenant-b', name: 'plain', uid: 'u-p', finalizers: [releaseFinalizer], deletionTimestamp: deleted }),
     record({ namespace: 'tenant-b', name: 'again', uid: 'u-new', spec: { nodeReuse: 'db' }, finalizers: [releaseFinalizer], deletionTimestamp: deleted }),
   ];
-  const recordNamed = (namespace: string, name: string): ApiObject | undefined =>
-    records.find((r) => r.metadata.namespace === namespace && r.metadata.name === name);
 
   it('maps each host bound to a deleted pool claim to the label its release puts on it', () => {
     const hosts = [
@@ -149,6 +149,12 @@ describe('releasingPoolHosts', () => {
       host({ name: 'r-4', ...consumer('tenant-b.gone', 'u-g') }),
       host({ name: 'r-5', spec: { consumerRef: null } }),
     ];
-    expect(releasingPoolHosts(hosts, recordNamed)).toEqual(new Map([['infra/r-0', 'tenant-a.db']]));
+    const naming = (identity: RecordIdentity): BareMetalHost[] =>
+      hosts.filter((h) => h.spec.consumerRef?.namespace === identity.namespace && h.spec.consumerRef.name === identity.name);
+    expect(releasingPoolHosts(records, naming)).toEqual(new Map([['infra/r-0', 'tenant-a.db']]));
+  });
+
+  it('finds nothing without deleted pool claims', () => {
+    expect(releasingPoolHosts(records.slice(1, 3), () => [host({ name: 'r-1', ...consumer('tenant-b.db-0', 'u-b') })])).toEqual(new Map());
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sameJson } from '../../../../src/backing/json.js';
-import { forwardedAnnotation, forwardedTo, rebootHandled, withoutWorkload, withWorkload, type SecretCopies } from '../../../../src/controllers/binder/host-spec.js';
+import { bindingPatch, forwardedAnnotation, forwardedTo, rebootHandled, withoutWorkload, withWorkload, type SecretCopies } from '../../../../src/controllers/binder/host-spec.js';
 import { hostKeys, type BareMetalHost } from '../../../../src/metal3/types.js';
 import { claim, deepFreeze, host } from './fixtures.js';
 
@@ -323,5 +323,29 @@ describe('withoutWorkload', () => {
     const once = withoutWorkload(before, 'tenant-a.workers');
     expect(before).toEqual(snapshot);
     expect(sameJson(withoutWorkload(once, 'tenant-a.workers'), once)).toBe(true);
+  });
+});
+
+describe('bindingPatch', () => {
+  const free = (options: Parameters<typeof host>[0] = {}): BareMetalHost => {
+    const h = host(options);
+    Reflect.deleteProperty(h.spec, 'consumerRef');
+    return deepFreeze(h);
+  };
+  const consumerRef = { apiVersion: 'infra.tenancy.metal3.io/v1alpha1', kind: 'HostClaimRecord', namespace: 'hostclaim-system', name: 'tenant-a.web-0', uid: 'record-uid' };
+
+  it("sets the consumerRef to the claim's record, with the judged resourceVersion as precondition", () => {
+    expect(bindingPatch(free(), claim())).toEqual({ metadata: { resourceVersion: '100' }, spec: { consumerRef } });
+  });
+
+  it('consumes the node-reuse label, and leaves the other labels alone', () => {
+    const marked = free({ labels: { [hostKeys.nodeReuse]: 'tenant-a.workers', rack: 'r1' } });
+    expect(bindingPatch(marked, claim())).toEqual({ metadata: { resourceVersion: '100', labels: { [hostKeys.nodeReuse]: null } }, spec: { consumerRef } });
+  });
+
+  it('refuses a host without a resourceVersion: the patch would apply to any version', () => {
+    const h = host();
+    Reflect.deleteProperty(h.metadata, 'resourceVersion');
+    expect(() => bindingPatch(h, claim())).toThrow('host infra/host-0 has no resourceVersion');
   });
 });

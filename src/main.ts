@@ -213,6 +213,7 @@ function continueTokenKey(client: KubeClient, config: ServerConfig, logger: Logg
 function startBinder(client: KubeClient, informers: SharedInformerFactory, config: ServerConfig, logger: Logger): LeaderElector {
   const identity = `${hostname()}_${randomUUID()}`;
   const binder = new Binder(client, informers, { storageNamespace: config.storageNamespace }, logger);
+  binder.warmCaches();
   const elector = new LeaderElector(
     client,
     { namespace: config.storageNamespace, name: 'hostclaim-binder', identity },

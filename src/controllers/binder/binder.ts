@@ -154,11 +154,17 @@ export class Binder {
   }
 
   /**
-   * Takes the shared caches and registers this term's handlers. The
-   * registration replays each cache's state as initial adds, which are
-   * ignored: once every cache has synced, run() queues every claim anyway.
+   * Starts the caches the binder reads, on every replica that runs it, not
+   * only on the leader: a replica that becomes leader starts from synced
+   * caches (a shorter failover), and taking leadership does not add a
+   * cluster-wide cache to the process's memory halfway through its life.
    */
-  private register(queue: WorkQueue): Term {
+  warmCaches(): void {
+    this.sharedCaches();
+  }
+
+  /** The process's shared caches the binder reads (started when first asked for), with the records' indexes. */
+  private sharedCaches(): Informers {
     const informers: Informers = {
       hosts: this.caches.informerFor<BareMetalHost>(metal3Resources.bareMetalHosts),
       policies: this.caches.informerFor<HostDeployPolicy>(metal3Resources.hostDeployPolicies),
@@ -168,12 +174,22 @@ export class Binder {
       // Cluster-wide, because claims may live in any namespace a policy admits; one watch beats one per namespace.
       secrets: this.caches.informerFor<ApiObject>({ path: '/api/v1/secrets', representation: 'metadata', transform: withoutManagedFields }),
     };
-    const everyClaim = (): void => {
-      this.requeueEveryClaim(queue);
-    };
     for (const index of Object.values(recordIndexes)) informers.records.addIndexer(index.name, index.fn);
     informers.secrets.addIndexer(copyIndex.name, copyIndex.fn);
     informers.hosts.addIndexer(consumerIndex.name, consumerIndex.fn);
+    return informers;
+  }
+
+  /**
+   * Takes the shared caches and registers this term's handlers. The
+   * registration replays each cache's state as initial adds, which are
+   * ignored: once every cache has synced, run() queues every claim anyway.
+   */
+  private register(queue: WorkQueue): Term {
+    const informers = this.sharedCaches();
+    const everyClaim = (): void => {
+      this.requeueEveryClaim(queue);
+    };
     const removeHandlers = [
       informers.hosts.addEventHandler(
         changes((host, deleted) => {

@@ -22,6 +22,7 @@ import { withMaxInFlight, type InFlightLimits } from './filters/max-in-flight.js
 import { withRequestInfo } from './filters/request-info.js';
 import { withRequestDeadline } from './filters/request-deadline.js';
 import { withRequestLog } from './filters/request-log.js';
+import { writeSerialized } from './respond.js';
 import { exactRoutes } from './routes.js';
 
 export interface PipelineDependencies {
@@ -69,8 +70,7 @@ export function metricsRouter(metrics: ApiServerMetrics): RequestHandler {
     [
       '/metrics',
       async (_req, res) => {
-        res.setHeader('Content-Type', metrics.registry.contentType);
-        res.send(await metrics.registry.metrics());
+        writeSerialized(res, 200, await metrics.registry.metrics(), metrics.registry.contentType);
       },
     ],
   ]);

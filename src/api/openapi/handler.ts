@@ -13,6 +13,7 @@
  */
 import type { Request, RequestHandler, Response } from 'express';
 import { requestContext } from '../../server/context.js';
+import { endInSlices } from '../../server/respond.js';
 import { exactRoutes } from '../../server/routes.js';
 import { negotiate, type MediaRange } from '../negotiation.js';
 import type { ApiGroupVersion } from '../resource.js';
@@ -79,5 +80,5 @@ function serve(req: Request, res: Response, doc: SerializedDocument, hash: strin
   res.statusCode = 200;
   res.setHeader('Content-Type', JSON_TYPE);
   res.setHeader('Content-Length', doc.body.length);
-  res.end(doc.body);
+  endInSlices(res, doc.body);
 }

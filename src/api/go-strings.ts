@@ -65,7 +65,7 @@ function sortKeys(value: unknown): unknown {
     const record = value as Record<string, unknown>;
     return Object.fromEntries(
       Object.keys(record)
-        .sort()
+        .sort(compareCodePoints)
         .map((k) => [k, sortKeys(record[k])]),
     );
   }

@@ -15,6 +15,7 @@ import { forbiddenField, invalidValue, required, tooLong, type FieldError } from
 import { rfc3339ParseError } from './go-time.js';
 import { dnsSubdomainErrors, labelKeyErrors, labelValueErrors } from './label-validation.js';
 import type { ObjectMeta, OwnerReference } from './rest/types.js';
+import { isJsonObject } from './json-value.js';
 
 /** A decoding failure, worded as Go's encoding/json or time package words it. */
 export class MetaDecodeError extends Error {}
@@ -71,9 +72,6 @@ function jsonKind(value: unknown): string {
   return typeof value === 'object' ? 'object' : typeof value;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Decodes one JSON value into a Go value; type errors are collected (the first is reported), time errors thrown. */
 class Decoder {
@@ -125,7 +123,7 @@ class Decoder {
   }
 
   stringMap(value: unknown, struct: string, field: string): Record<string, string> | undefined {
-    if (!isRecord(value)) {
+    if (!isJsonObject(value)) {
       this.typeError(value, struct, field, 'map[string]string');
       return undefined;
     }
@@ -154,7 +152,7 @@ class Decoder {
         return '';
       }
       if (item === null) return {};
-      if (!isRecord(item)) {
+      if (!isJsonObject(item)) {
         this.typeError(item, 'ObjectMeta', field, type.item);
         return {};
       }
@@ -180,7 +178,7 @@ class Decoder {
  */
 export function decodeObjectMeta(metadata: unknown): ObjectMeta {
   if (metadata === undefined || metadata === null) return {};
-  if (!isRecord(metadata)) throw new MetaDecodeError(`json: cannot unmarshal ${jsonKind(metadata)} into Go value of type v1.ObjectMeta`);
+  if (!isJsonObject(metadata)) throw new MetaDecodeError(`json: cannot unmarshal ${jsonKind(metadata)} into Go value of type v1.ObjectMeta`);
   const decoder = new Decoder();
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(metadata)) {

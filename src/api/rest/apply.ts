@@ -16,6 +16,7 @@ import { admitCreate, admitUpdate, checkObjectName, checkTypeMeta, pruneSchemaOf
 import type { WriteParameters } from './query.js';
 import { respondObject, sendWarnings } from './representation.js';
 import type { ApiObject } from './types.js';
+import { isJsonObject } from '../json-value.js';
 
 export async function applyObject(call: WriteCall, body: Buffer, write: WriteParameters): Promise<void> {
   const current = await currentOrUndefined(call);
@@ -28,21 +29,21 @@ export async function applyObject(call: WriteCall, body: Buffer, write: WritePar
   if (decoded === null || typeof decoded !== 'object' || Array.isArray(decoded)) throw badRequest('the apply configuration must be an object');
   const rawMetadata = (decoded as Record<string, unknown>)['metadata'];
   // The field manager types creationTimestamp as any scalar, and BeforeCreate/BeforeUpdate overwrite it: a scalar there is dropped, never refused.
-  if (isRecord(rawMetadata) && !isRecord(rawMetadata['creationTimestamp']) && !Array.isArray(rawMetadata['creationTimestamp'])) {
+  if (isJsonObject(rawMetadata) && !isJsonObject(rawMetadata['creationTimestamp']) && !Array.isArray(rawMetadata['creationTimestamp'])) {
     Reflect.deleteProperty(rawMetadata, 'creationTimestamp');
   }
   const configuration = withTypedMetadata(call, decoded as Record<string, unknown>);
-  if (configuration.metadata.managedFields !== undefined || (isRecord(rawMetadata) && rawMetadata['managedFields'] !== undefined)) {
+  if (configuration.metadata.managedFields !== undefined || (isJsonObject(rawMetadata) && rawMetadata['managedFields'] !== undefined)) {
     throw badRequest('metadata.managedFields must be nil');
   }
   checkTypeMeta(call, configuration);
   // A configuration without a name applies to the URL's object; a name set to null removes it from the result.
-  if (isRecord(rawMetadata) && Object.hasOwn(rawMetadata, 'name')) checkObjectName(call, configuration.metadata.name ?? '');
+  if (isJsonObject(rawMetadata) && Object.hasOwn(rawMetadata, 'name')) checkObjectName(call, configuration.metadata.name ?? '');
   configuration.metadata.name = call.info.name;
   // The field manager builds the typed patch before anything is validated.
   refuseUndeclaredField(call, rawMetadata, firstUnknownField);
   // The field manager names the configuration by the namespace it carries (none unless the client set one).
-  if (!isRecord(rawMetadata) || typeof rawMetadata['namespace'] !== 'string' || rawMetadata['namespace'] === '') {
+  if (!isJsonObject(rawMetadata) || typeof rawMetadata['namespace'] !== 'string' || rawMetadata['namespace'] === '') {
     Reflect.deleteProperty(configuration.metadata, 'namespace');
   }
   if (current === undefined) {
@@ -78,7 +79,7 @@ function refuseUndeclaredField(call: WriteCall, rawMetadata: unknown, path: stri
 }
 
 function typedPatchFailure(call: WriteCall, rawMetadata: unknown, problem: string): ApiError {
-  const namespace = isRecord(rawMetadata) && typeof rawMetadata['namespace'] === 'string' ? rawMetadata['namespace'] : '';
+  const namespace = isJsonObject(rawMetadata) && typeof rawMetadata['namespace'] === 'string' ? rawMetadata['namespace'] : '';
   const kind = call.resource.strategy.descriptor.kind;
   return badRequest(`failed to create typed patch object (${namespace}/${call.info.name}; ${call.gv.group}/${call.gv.version}, Kind=${kind}): ${problem}`);
 }
@@ -121,6 +122,3 @@ async function currentOrUndefined(call: WriteCall): Promise<ApiObject | undefine
   }
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}

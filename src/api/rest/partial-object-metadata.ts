@@ -9,6 +9,7 @@
  */
 import { parseRfc3339 } from '../go-time.js';
 import type { ApiObject, ManagedFieldsEntry, ObjectMeta, OwnerReference } from './types.js';
+import { isJsonObject } from '../json-value.js';
 
 export type MetaVersion = 'v1' | 'v1beta1';
 
@@ -85,9 +86,6 @@ function normalizedTime(value: unknown): string | undefined {
 // ---------------------------------------------------------------------------
 // Metadata projection (meta.AsPartialObjectMetadata over unstructured getters)
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function stringField(value: unknown): string {
   return typeof value === 'string' ? value : '';
@@ -98,7 +96,7 @@ function int64Field(value: unknown): number | undefined {
 }
 
 function stringMap(value: unknown): Record<string, string> | undefined {
-  if (!isRecord(value)) return undefined;
+  if (!isJsonObject(value)) return undefined;
   const entries = Object.entries(value);
   if (entries.length === 0 || !entries.every(([, v]) => typeof v === 'string')) return undefined;
   return Object.fromEntries(entries) as Record<string, string>;
@@ -113,7 +111,7 @@ function stringList(value: unknown): string[] | undefined {
 function ownerReferences(value: unknown): OwnerReference[] | undefined {
   if (!Array.isArray(value) || value.length === 0) return undefined;
   const refs: unknown[] = value;
-  if (!refs.every(isRecord)) return undefined;
+  if (!refs.every(isJsonObject)) return undefined;
   return refs.map((ref) => ({
     apiVersion: stringField(ref['apiVersion']),
     kind: stringField(ref['kind']),
@@ -132,7 +130,7 @@ function managedFields(value: unknown): ManagedFieldsEntry[] | undefined {
   const entries: unknown[] = value;
   const out: ManagedFieldsEntry[] = [];
   for (const entry of entries) {
-    if (!isRecord(entry)) return undefined;
+    if (!isJsonObject(entry)) return undefined;
     for (const key of MANAGED_FIELDS_STRINGS) {
       const v = entry[key];
       if (v !== undefined && v !== null && typeof v !== 'string') return undefined;
@@ -141,7 +139,7 @@ function managedFields(value: unknown): ManagedFieldsEntry[] | undefined {
     const time = rawTime === undefined || rawTime === null ? undefined : normalizedTime(rawTime);
     if (rawTime !== undefined && rawTime !== null && time === undefined) return undefined;
     const fieldsV1 = entry['fieldsV1'];
-    if (fieldsV1 !== undefined && fieldsV1 !== null && !isRecord(fieldsV1)) return undefined;
+    if (fieldsV1 !== undefined && fieldsV1 !== null && !isJsonObject(fieldsV1)) return undefined;
     const text = (key: (typeof MANAGED_FIELDS_STRINGS)[number]): Record<string, string> => {
       const v = stringField(entry[key]);
       return v === '' ? {} : { [key]: v };
@@ -152,7 +150,7 @@ function managedFields(value: unknown): ManagedFieldsEntry[] | undefined {
       ...text('apiVersion'),
       ...(time === undefined ? {} : { time }),
       ...text('fieldsType'),
-      ...(isRecord(fieldsV1) ? { fieldsV1 } : {}),
+      ...(isJsonObject(fieldsV1) ? { fieldsV1 } : {}),
       ...text('subresource'),
     });
   }
@@ -165,7 +163,7 @@ function managedFields(value: unknown): ManagedFieldsEntry[] | undefined {
  * maps or lists with a wrongly typed member dropped whole.
  */
 function partialMeta(metadata: ObjectMeta): PartialMeta {
-  const raw: Record<string, unknown> = isRecord(metadata) ? metadata : {};
+  const raw: Record<string, unknown> = isJsonObject(metadata) ? metadata : {};
   const out: Record<string, unknown> = {};
   for (const key of ['name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion'] as const) {
     const v = stringField(raw[key]);

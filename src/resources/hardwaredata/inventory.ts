@@ -17,6 +17,7 @@
  */
 import type { HostDeployPolicy } from '../../metal3/types.js';
 import { sharedInventoryAnnotation } from '../../tenancy/policy.js';
+import { isJsonObject } from '../../api/json-value.js';
 
 export const inventorySections = ['lldp', 'serialNumbers', 'firmware'] as const;
 export type InventorySection = (typeof inventorySections)[number];
@@ -36,11 +37,11 @@ export function sharedSections(policies: readonly HostDeployPolicy[]): Inventory
 /** The pruned spec without the sections not shared; the input is never modified. */
 export function withheld(spec: Fields, shared: readonly InventorySection[]): Fields {
   const hardware = spec['hardware'];
-  if (!isFields(hardware)) return spec;
+  if (!isJsonObject(hardware)) return spec;
   const result: Fields = { ...hardware };
   if (!shared.includes('firmware')) Reflect.deleteProperty(result, 'firmware');
   if (!shared.includes('serialNumbers')) {
-    if (isFields(result['systemVendor'])) result['systemVendor'] = without(result['systemVendor'], ['serialNumber']);
+    if (isJsonObject(result['systemVendor'])) result['systemVendor'] = without(result['systemVendor'], ['serialNumber']);
     result['storage'] = mapItems(result['storage'], (disk) => without(disk, ['serialNumber', 'wwn', 'wwnVendorExtension', 'wwnWithExtension']));
   }
   if (!shared.includes('lldp')) result['nics'] = mapItems(result['nics'], (nic) => without(nic, ['lldp']));
@@ -51,7 +52,7 @@ export function withheld(spec: Fields, shared: readonly InventorySection[]): Fie
 /** The items mapped; the array itself when no item changed (shared with the pruned inventory every tenant form starts from). */
 function mapItems(value: unknown, map: (item: Fields) => Fields): unknown {
   if (!Array.isArray(value)) return value;
-  const mapped = value.map((item: unknown) => (isFields(item) ? map(item) : item));
+  const mapped = value.map((item: unknown) => (isJsonObject(item) ? map(item) : item));
   return mapped.every((item, index) => item === value[index]) ? value : mapped;
 }
 
@@ -59,8 +60,4 @@ function mapItems(value: unknown, map: (item: Fields) => Fields): unknown {
 function without(fields: Fields, keys: readonly string[]): Fields {
   if (!keys.some((key) => Object.hasOwn(fields, key))) return fields;
   return Object.fromEntries(Object.entries(fields).filter(([key]) => !keys.includes(key)));
-}
-
-function isFields(value: unknown): value is Fields {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -34,13 +34,17 @@ export interface WatchHandle {
 
 export class SoakClient {
   readonly #agent: https.Agent;
+  /** Where watches find their connections: undefined for a connection of their own each. */
+  readonly #watchAgent: https.Agent | undefined;
 
   constructor(
     readonly name: string,
     readonly endpoint: Endpoint,
     sockets: number,
+    pooledWatches = false,
   ) {
     this.#agent = new https.Agent({ keepAlive: true, maxSockets: sockets });
+    this.#watchAgent = pooledWatches ? new https.Agent({ keepAlive: true }) : undefined;
   }
 
   request(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<Answer> {
@@ -69,12 +73,12 @@ export class SoakClient {
     });
   }
 
-  /** A watch on a connection of its own (a watch holds its connection for its whole life). */
+  /** A watch, holding its connection for its whole life: its own, or an idle pooled one (see the constructor). */
   watch(path: string, handlers: WatchHandlers): WatchHandle {
     const url = new URL(path, this.endpoint.origin());
     let request: ReturnType<typeof https.get> | undefined;
     const ended = new Promise<{ status: number; error?: string }>((resolve) => {
-      request = https.get(url, { ...this.#tls(), agent: false, headers: { ...this.endpoint.headers, Accept: 'application/json' } }, (response) => {
+      request = https.get(url, { ...this.#tls(), agent: this.#watchAgent ?? false, headers: { ...this.endpoint.headers, Accept: 'application/json' } }, (response) => {
         const status = response.statusCode ?? 0;
         let pending = '';
         response.setEncoding('utf8');
@@ -110,6 +114,7 @@ export class SoakClient {
 
   close(): void {
     this.#agent.destroy();
+    this.#watchAgent?.destroy();
   }
 
   #tls(): https.RequestOptions {

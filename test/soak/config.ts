@@ -22,6 +22,12 @@ export interface SoakConfig {
   readonly pauseMs: number;
   /** RSS growth after warm-up above which the run fails. */
   readonly maxRssGrowth: number;
+  /**
+   * 1: a watch reuses an idle keep-alive connection of its client, as the
+   * aggregator's transport does for every request it proxies; 0: each watch
+   * opens a TLS connection of its own (a handshake per watch).
+   */
+  readonly pooledWatches: number;
 }
 
 export const defaultSoakConfig: SoakConfig = {
@@ -38,6 +44,7 @@ export const defaultSoakConfig: SoakConfig = {
   churners: 2,
   pauseMs: 100,
   maxRssGrowth: 0.05,
+  pooledWatches: 0,
 };
 
 /** Well under a minute of load: proves every figure is produced, not that nothing grows. */
@@ -73,6 +80,7 @@ const ENV_NAMES: Record<keyof SoakConfig, string> = {
   churners: 'SOAK_CHURNERS',
   pauseMs: 'SOAK_PAUSE_MS',
   maxRssGrowth: 'SOAK_MAX_RSS_GROWTH',
+  pooledWatches: 'SOAK_POOLED_WATCHES',
 };
 
 /** `base` with every SOAK_* variable set in `env` applied; throws on a value that is not a non-negative number. */

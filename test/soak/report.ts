@@ -6,7 +6,7 @@ export function textReport(results: SoakResults): string {
   const { config } = results;
   const lines = [
     `hostclaim-apiserver soak, ${results.startedAt} → ${results.finishedAt}`,
-    `settings: ${config.minutes} min, leader kill every ${config.killEveryMinutes} min, ${config.watchers} watchers, ${config.namespaces} namespaces × ${config.claimsPerNamespace} claims, ${config.churnHosts} churn hosts, per replica ${config.readers} readers / ${config.writers} writers / ${config.churners} churners, warm-up ${config.warmupMinutes} min`,
+    `settings: ${config.minutes} min, leader kill every ${config.killEveryMinutes} min, ${config.watchers} watchers, ${config.namespaces} namespaces × ${config.claimsPerNamespace} claims, ${config.churnHosts} churn hosts, per replica ${config.readers} readers / ${config.writers} writers / ${config.churners} churners, warm-up ${config.warmupMinutes} min, watches on ${config.pooledWatches > 0 ? 'pooled keep-alive connections' : 'a connection each'}`,
     `machine: ${results.machine.cores} cores, load average ${fmt(results.machine.loadAverageBefore)} before, ${fmt(results.machine.loadAverageAfter)} after`,
     '',
     'kills (SIGKILL of the binder leader, then started again):',

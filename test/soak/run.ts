@@ -84,7 +84,7 @@ export async function runSoak(env: DevEnvironment, config: SoakConfig, log: (lin
     };
     const errors = new ErrorLog();
     const loopSockets = config.readers + config.writers + 2 * config.churners;
-    const tenants = Object.fromEntries(REPLICAS.map((replica) => [replica, new SoakClient(replica, endpoints[replica]('tenant'), loopSockets + 4)])) as Record<ReplicaName, SoakClient>;
+    const tenants = Object.fromEntries(REPLICAS.map((replica) => [replica, new SoakClient(replica, endpoints[replica]('tenant'), loopSockets + 4, config.pooledWatches > 0)])) as Record<ReplicaName, SoakClient>;
     const admins = Object.fromEntries(REPLICAS.map((replica) => [replica, new SoakClient(replica, endpoints[replica]('admin'), 2)])) as Record<ReplicaName, SoakClient>;
     const watchTimeout = (): number => 300 + Math.random() * 300;
     // /metrics is not behind the aggregator: each replica's own port, as an admin.

@@ -38,6 +38,18 @@ const availableStates = new Set(['available', 'ready']);
 const maxLabelValueLength = 63;
 
 /**
+ * The hosts selection looks at (host-index.ts keeps them from the shared
+ * host cache's events).
+ */
+export interface SelectableHosts {
+  /** The candidates (isCandidate) of these host namespaces, in compareHostKeys order. */
+  candidates(hostNamespaces: ReadonlySet<string>): Iterable<BareMetalHost>;
+  /** The hosts carrying this node-reuse label value, in any order. */
+  labelled(pool: string): readonly BareMetalHost[];
+  host(key: string): BareMetalHost | undefined;
+}
+
+/**
  * Picks a free host for the claim, or says why there is none, following
  * CAPM3's node reuse (metal3machine_manager.go chooseHost), which the
  * HostClaim design adopts:
@@ -56,27 +68,34 @@ const maxLabelValueLength = 63;
  */
 export function selectHost(
   request: SelectionRequest,
-  hosts: readonly BareMetalHost[],
+  hosts: SelectableHosts,
   policies: readonly HostDeployPolicy[],
   reserved: ReadonlySet<string>,
   releasing: ReleasingPoolHosts = new Map(),
 ): Selection {
   const admitted = admittedHostNamespaces(request, policies);
   if (admitted.size === 0) return { kind: 'none', reason: 'NoAdmittingPolicy' };
-  // Parsed once per claim, not once per host: selection runs over every host of the cluster.
+  // Parsed once per claim, not once per host.
   const selected = selectorMatcher(request.hostSelector);
   const eligible = (host: BareMetalHost): boolean => admitted.has(host.metadata.namespace ?? '') && selected(host) && !reserved.has(hostKey(host));
+  const takeable = (host: BareMetalHost): boolean => isCandidate(host) && mayTake(host, request) && eligible(host);
   const pool = poolLabelValue(request);
-  // The cheap test first: most hosts of a busy cluster are bound.
-  const candidates = hosts.filter((host) => isCandidate(host) && mayTake(host, request) && eligible(host));
-  const poolHost = preferred(
-    candidates.filter((host) => pool !== undefined && host.metadata.labels?.[hostKeys.nodeReuse] === pool),
-    request,
-  );
-  if (poolHost !== undefined) return { kind: 'selected', host: poolHost };
-  if (pool !== undefined && hosts.some((host) => isComingBack(host, pool, releasing) && eligible(host))) return { kind: 'none', reason: 'WaitingForNodeReuseHost' };
-  const host = preferred(candidates, request);
+  if (pool !== undefined) {
+    // The pool's hosts are few: sorted here rather than found among every candidate.
+    const poolHost = preferred(sortedByKey(hosts.labelled(pool).filter(takeable)), request);
+    if (poolHost !== undefined) return { kind: 'selected', host: poolHost };
+    if (comingBackCandidates(hosts, pool, releasing).some((host) => isComingBack(host, pool, releasing) && eligible(host))) {
+      return { kind: 'none', reason: 'WaitingForNodeReuseHost' };
+    }
+  }
+  const host = preferred(filtered(hosts.candidates(admitted), takeable), request);
   return host === undefined ? { kind: 'none', reason: 'NoBareMetalHost' } : { kind: 'selected', host };
+}
+
+/** The hosts that may be on their way back to the pool: those labelled for it, and those a deleted claim of the pool still holds. */
+function comingBackCandidates(hosts: SelectableHosts, pool: string, releasing: ReleasingPoolHosts): BareMetalHost[] {
+  const held = [...releasing].filter(([, label]) => label === pool).map(([key]) => hosts.host(key));
+  return [...hosts.labelled(pool), ...held.filter((host) => host !== undefined)];
 }
 
 /**
@@ -112,15 +131,39 @@ function isComingBack(host: BareMetalHost, pool: string, releasing: ReleasingPoo
   );
 }
 
-/** The failure domain first, then name order; undefined for no hosts. One pass, not a sort: there may be thousands. */
-function preferred(hosts: readonly BareMetalHost[], request: SelectionRequest): BareMetalHost | undefined {
+/**
+ * The failure domain first, then name order; undefined for no hosts. The
+ * hosts come in name order (compareHostKeys): the first of the failure
+ * domain, or the first at all, is the one, so a claim stops at the first
+ * host it may take rather than looking at every one.
+ */
+function preferred(hosts: Iterable<BareMetalHost>, request: SelectionRequest): BareMetalHost | undefined {
   const domain = request.failureDomain;
-  const rank = (host: BareMetalHost): number => (domain !== undefined && domain !== '' && host.metadata.labels?.[hostKeys.failureDomain] === domain ? 0 : 1);
-  let best: BareMetalHost | undefined;
+  let first: BareMetalHost | undefined;
   for (const host of hosts) {
-    if (best === undefined || (rank(host) - rank(best) || hostKey(host).localeCompare(hostKey(best))) < 0) best = host;
+    if (domain === undefined || domain === '' || host.metadata.labels?.[hostKeys.failureDomain] === domain) return host;
+    first ??= host;
   }
-  return best;
+  return first;
+}
+
+function* filtered(hosts: Iterable<BareMetalHost>, keep: (host: BareMetalHost) => boolean): Generator<BareMetalHost> {
+  for (const host of hosts) if (keep(host)) yield host;
+}
+
+function sortedByKey(hosts: readonly BareMetalHost[]): BareMetalHost[] {
+  return [...hosts].sort((a, b) => compareHostKeys(hostKey(a), hostKey(b)));
+}
+
+const collator = new Intl.Collator();
+
+/**
+ * The name order of hosts: their keys as String.prototype.localeCompare
+ * orders them (what selection has always used), code points breaking the
+ * ties of distinct keys that collate equal, so the order is total.
+ */
+export function compareHostKeys(a: string, b: string): number {
+  return collator.compare(a, b) || (a < b ? -1 : a > b ? 1 : 0);
 }
 
 /** The host namespaces whose policies admit the claim's namespace, narrowed by `inNamespace`. */

@@ -1,9 +1,10 @@
 /**
  * The hosts selection looks at (selection.ts), indexed so that a claim
  * looks at candidates only, in the order it prefers them, and stops at the
- * first it may take, instead of filtering every host of the cluster: the
- * candidates (isCandidate) of each host namespace, kept sorted by host key,
- * and the hosts carrying each node-reuse label. Kept up to date from the
+ * first it may take in each host namespace, instead of filtering every
+ * host of the cluster: the candidates (isCandidate) of each host
+ * namespace, kept sorted by host key, and the hosts carrying each
+ * node-reuse label. Kept up to date from the
  * events of the shared host cache (a relist comes as the adds, updates and
  * deletes it implies), so it always holds what the cache holds.
  */
@@ -12,8 +13,8 @@ import { compareHostKeys, hostKey, isCandidate, type SelectableHosts } from './s
 
 export class HostSelectionIndex implements SelectableHosts {
   private readonly hosts = new Map<string, BareMetalHost>();
-  /** Candidate host keys by host namespace, sorted by compareHostKeys. */
-  private readonly candidateKeys = new Map<string, string[]>();
+  /** The candidates of each host namespace, sorted by compareHostKeys. */
+  private readonly candidateLists = new Map<string, Candidates>();
   /** Host keys by node-reuse label value. */
   private readonly poolKeys = new Map<string, Set<string>>();
 
@@ -22,7 +23,7 @@ export class HostSelectionIndex implements SelectableHosts {
     const key = hostKey(host);
     this.forget(key);
     this.hosts.set(key, host);
-    if (isCandidate(host)) insertSorted(this.keysOf(host.metadata.namespace ?? ''), key);
+    if (isCandidate(host)) insertSorted(this.listOf(host.metadata.namespace ?? ''), key, host);
     const pool = poolOf(host);
     if (pool !== undefined) {
       let keys = this.poolKeys.get(pool);
@@ -41,7 +42,7 @@ export class HostSelectionIndex implements SelectableHosts {
 
   clear(): void {
     this.hosts.clear();
-    this.candidateKeys.clear();
+    this.candidateLists.clear();
     this.poolKeys.clear();
   }
 
@@ -49,22 +50,9 @@ export class HostSelectionIndex implements SelectableHosts {
     return this.hosts.get(key);
   }
 
-  /** The candidates of the namespaces merged in key order: each namespace's are sorted already. */
-  *candidates(hostNamespaces: ReadonlySet<string>): Generator<BareMetalHost> {
-    const lists = [...hostNamespaces].map((namespace) => this.candidateKeys.get(namespace)).filter((keys) => keys !== undefined);
-    const next = lists.map(() => 0);
-    for (;;) {
-      let best = -1;
-      for (let i = 0; i < lists.length; i++) {
-        const key = lists[i]?.[next[i] ?? 0];
-        if (key !== undefined && (best < 0 || compareHostKeys(key, lists[best]?.[next[best] ?? 0] ?? '') < 0)) best = i;
-      }
-      if (best < 0) return;
-      const key = lists[best]?.[next[best] ?? 0] ?? '';
-      next[best] = (next[best] ?? 0) + 1;
-      const host = this.hosts.get(key);
-      if (host !== undefined) yield host;
-    }
+  /** The index's own list (a claim may walk thousands): read it, never change it. */
+  candidates(hostNamespace: string): readonly BareMetalHost[] {
+    return this.candidateLists.get(hostNamespace)?.hosts ?? [];
   }
 
   labelled(pool: string): BareMetalHost[] {
@@ -76,10 +64,10 @@ export class HostSelectionIndex implements SelectableHosts {
     if (previous === undefined) return;
     this.hosts.delete(key);
     const namespace = previous.metadata.namespace ?? '';
-    const keys = this.candidateKeys.get(namespace);
-    if (keys !== undefined) {
-      removeSorted(keys, key);
-      if (keys.length === 0) this.candidateKeys.delete(namespace);
+    const list = this.candidateLists.get(namespace);
+    if (list !== undefined) {
+      removeSorted(list, key);
+      if (list.keys.length === 0) this.candidateLists.delete(namespace);
     }
     const pool = poolOf(previous);
     const pooled = pool === undefined ? undefined : this.poolKeys.get(pool);
@@ -89,18 +77,24 @@ export class HostSelectionIndex implements SelectableHosts {
     }
   }
 
-  private keysOf(namespace: string): string[] {
-    let keys = this.candidateKeys.get(namespace);
-    if (keys === undefined) {
-      keys = [];
-      this.candidateKeys.set(namespace, keys);
+  private listOf(namespace: string): Candidates {
+    let list = this.candidateLists.get(namespace);
+    if (list === undefined) {
+      list = { keys: [], hosts: [] };
+      this.candidateLists.set(namespace, list);
     }
-    return keys;
+    return list;
   }
 }
 
 function poolOf(host: BareMetalHost): string | undefined {
   return host.metadata.labels?.[hostKeys.nodeReuse];
+}
+
+/** Hosts and their keys, in the same order (a plain array to walk, and keys to search). */
+interface Candidates {
+  readonly keys: string[];
+  readonly hosts: BareMetalHost[];
 }
 
 /** Where the key is, or goes, in the sorted keys (binary search). */
@@ -115,11 +109,15 @@ function position(keys: readonly string[], key: string): number {
   return low;
 }
 
-function insertSorted(keys: string[], key: string): void {
-  keys.splice(position(keys, key), 0, key);
+function insertSorted(list: Candidates, key: string, host: BareMetalHost): void {
+  const at = position(list.keys, key);
+  list.keys.splice(at, 0, key);
+  list.hosts.splice(at, 0, host);
 }
 
-function removeSorted(keys: string[], key: string): void {
-  const at = position(keys, key);
-  if (keys[at] === key) keys.splice(at, 1);
+function removeSorted(list: Candidates, key: string): void {
+  const at = position(list.keys, key);
+  if (list.keys[at] !== key) return;
+  list.keys.splice(at, 1);
+  list.hosts.splice(at, 1);
 }

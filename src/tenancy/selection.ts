@@ -42,8 +42,8 @@ const maxLabelValueLength = 63;
  * host cache's events).
  */
 export interface SelectableHosts {
-  /** The candidates (isCandidate) of these host namespaces, in compareHostKeys order. */
-  candidates(hostNamespaces: ReadonlySet<string>): Iterable<BareMetalHost>;
+  /** The candidates (isCandidate) of one host namespace, in compareHostKeys order. */
+  candidates(hostNamespace: string): readonly BareMetalHost[];
   /** The hosts carrying this node-reuse label value, in any order. */
   labelled(pool: string): readonly BareMetalHost[];
   host(key: string): BareMetalHost | undefined;
@@ -78,17 +78,21 @@ export function selectHost(
   // Parsed once per claim, not once per host.
   const selected = selectorMatcher(request.hostSelector);
   const eligible = (host: BareMetalHost): boolean => admitted.has(host.metadata.namespace ?? '') && selected(host) && !reserved.has(hostKey(host));
-  const takeable = (host: BareMetalHost): boolean => isCandidate(host) && mayTake(host, request) && eligible(host);
   const pool = poolLabelValue(request);
+  const takeable = (host: BareMetalHost): boolean => poolAllows(host, pool) && eligible(host);
   if (pool !== undefined) {
-    // The pool's hosts are few: sorted here rather than found among every candidate.
-    const poolHost = preferred(sortedByKey(hosts.labelled(pool).filter(takeable)), request);
+    const poolHost = preferred(
+      hosts.labelled(pool).filter((host) => isCandidate(host) && takeable(host)),
+      request,
+    );
     if (poolHost !== undefined) return { kind: 'selected', host: poolHost };
     if (comingBackCandidates(hosts, pool, releasing).some((host) => isComingBack(host, pool, releasing) && eligible(host))) {
       return { kind: 'none', reason: 'WaitingForNodeReuseHost' };
     }
   }
-  const host = preferred(filtered(hosts.candidates(admitted), takeable), request);
+  // Each namespace's candidates come in name order: its preferred host is the first it may take (of the failure domain, if any).
+  const firsts = [...admitted].map((namespace) => firstPreferred(hosts.candidates(namespace), takeable, request)).filter((host) => host !== undefined);
+  const host = preferred(firsts, request);
   return host === undefined ? { kind: 'none', reason: 'NoBareMetalHost' } : { kind: 'selected', host };
 }
 
@@ -103,8 +107,13 @@ function comingBackCandidates(hosts: SelectableHosts, pool: string, releasing: R
  * the label of the claim's own pool.
  */
 export function mayTake(host: BareMetalHost, request: SelectionRequest): boolean {
+  return poolAllows(host, poolLabelValue(request));
+}
+
+/** mayTake for the pool's label value (computed once per claim, not once per host). */
+function poolAllows(host: BareMetalHost, pool: string | undefined): boolean {
   const label = host.metadata.labels?.[hostKeys.nodeReuse];
-  return label === undefined || label === poolLabelValue(request);
+  return label === undefined || label === pool;
 }
 
 /** The label value of the claim's node-reuse pool, if it names one. */
@@ -131,28 +140,35 @@ function isComingBack(host: BareMetalHost, pool: string, releasing: ReleasingPoo
   );
 }
 
+/** The failure domain first, then name order; undefined for no hosts. One pass, not a sort. */
+function preferred(hosts: readonly BareMetalHost[], request: SelectionRequest): BareMetalHost | undefined {
+  const rank = (host: BareMetalHost): number => (inDomain(host, request) ? 0 : 1);
+  let best: BareMetalHost | undefined;
+  for (const host of hosts) {
+    if (best === undefined || (rank(host) - rank(best) || compareHostKeys(hostKey(host), hostKey(best))) < 0) best = host;
+  }
+  return best;
+}
+
 /**
- * The failure domain first, then name order; undefined for no hosts. The
- * hosts come in name order (compareHostKeys): the first of the failure
- * domain, or the first at all, is the one, so a claim stops at the first
- * host it may take rather than looking at every one.
+ * preferred() of the hosts that pass `keep`, when they come in name order:
+ * the first of the failure domain, or the first at all, is the one, so the
+ * walk stops there rather than looking at every candidate.
  */
-function preferred(hosts: Iterable<BareMetalHost>, request: SelectionRequest): BareMetalHost | undefined {
-  const domain = request.failureDomain;
+function firstPreferred(hosts: readonly BareMetalHost[], keep: (host: BareMetalHost) => boolean, request: SelectionRequest): BareMetalHost | undefined {
+  const anyDomain = request.failureDomain === undefined || request.failureDomain === '';
   let first: BareMetalHost | undefined;
   for (const host of hosts) {
-    if (domain === undefined || domain === '' || host.metadata.labels?.[hostKeys.failureDomain] === domain) return host;
+    if (!keep(host)) continue;
+    if (anyDomain || inDomain(host, request)) return host;
     first ??= host;
   }
   return first;
 }
 
-function* filtered(hosts: Iterable<BareMetalHost>, keep: (host: BareMetalHost) => boolean): Generator<BareMetalHost> {
-  for (const host of hosts) if (keep(host)) yield host;
-}
-
-function sortedByKey(hosts: readonly BareMetalHost[]): BareMetalHost[] {
-  return [...hosts].sort((a, b) => compareHostKeys(hostKey(a), hostKey(b)));
+function inDomain(host: BareMetalHost, request: SelectionRequest): boolean {
+  const domain = request.failureDomain;
+  return domain !== undefined && domain !== '' && host.metadata.labels?.[hostKeys.failureDomain] === domain;
 }
 
 const collator = new Intl.Collator();

@@ -92,13 +92,14 @@ export function virtualUid(recordUid: string): string {
  * contain '/' except in the last one (uids and namespace names have none).
  */
 export function derivedUid(kind: string, ...parts: readonly string[]): string {
-  // One-shot hash(): a third cheaper than createHash() for inputs this short; a HardwareData list derives one uid per object.
-  const bytes = hash('sha1', `tenancy.metal3.io/${kind}/${parts.join('/')}`, 'buffer').subarray(0, 16);
-  bytes[6] = ((bytes[6] ?? 0) & 0x0f) | 0x50;
-  bytes[8] = ((bytes[8] ?? 0) & 0x3f) | 0x80;
-  const hex = bytes.toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  // One-shot hash() to hex, the version and variant set on the digits: a HardwareData host event derives one uid per tenant.
+  const hex = hash('sha1', `tenancy.metal3.io/${kind}/${parts.join('/')}`, 'hex');
+  const variant = uuidVariantDigits[Number.parseInt(hex.charAt(16), 16) & 0x3] ?? '8';
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
+
+/** The first hex digit of an RFC 4122 variant byte (0b10xx), by its two low bits. */
+const uuidVariantDigits = '89ab';
 
 export function backingName(namespace: string, name: string): string {
   const readable = `${namespace}.${name}`;

@@ -38,6 +38,18 @@ const availableStates = new Set(['available', 'ready']);
 const maxLabelValueLength = 63;
 
 /**
+ * The hosts selection looks at (host-index.ts keeps them from the shared
+ * host cache's events).
+ */
+export interface SelectableHosts {
+  /** The candidates (isCandidate) of one host namespace, in compareHostKeys order. */
+  candidates(hostNamespace: string): readonly BareMetalHost[];
+  /** The hosts carrying this node-reuse label value, in any order. */
+  labelled(pool: string): readonly BareMetalHost[];
+  host(key: string): BareMetalHost | undefined;
+}
+
+/**
  * Picks a free host for the claim, or says why there is none, following
  * CAPM3's node reuse (metal3machine_manager.go chooseHost), which the
  * HostClaim design adopts:
@@ -56,27 +68,38 @@ const maxLabelValueLength = 63;
  */
 export function selectHost(
   request: SelectionRequest,
-  hosts: readonly BareMetalHost[],
+  hosts: SelectableHosts,
   policies: readonly HostDeployPolicy[],
   reserved: ReadonlySet<string>,
   releasing: ReleasingPoolHosts = new Map(),
 ): Selection {
   const admitted = admittedHostNamespaces(request, policies);
   if (admitted.size === 0) return { kind: 'none', reason: 'NoAdmittingPolicy' };
-  // Parsed once per claim, not once per host: selection runs over every host of the cluster.
+  // Parsed once per claim, not once per host.
   const selected = selectorMatcher(request.hostSelector);
   const eligible = (host: BareMetalHost): boolean => admitted.has(host.metadata.namespace ?? '') && selected(host) && !reserved.has(hostKey(host));
   const pool = poolLabelValue(request);
-  // The cheap test first: most hosts of a busy cluster are bound.
-  const candidates = hosts.filter((host) => isCandidate(host) && mayTake(host, request) && eligible(host));
-  const poolHost = preferred(
-    candidates.filter((host) => pool !== undefined && host.metadata.labels?.[hostKeys.nodeReuse] === pool),
-    request,
-  );
-  if (poolHost !== undefined) return { kind: 'selected', host: poolHost };
-  if (pool !== undefined && hosts.some((host) => isComingBack(host, pool, releasing) && eligible(host))) return { kind: 'none', reason: 'WaitingForNodeReuseHost' };
-  const host = preferred(candidates, request);
+  const takeable = (host: BareMetalHost): boolean => poolAllows(host, pool) && eligible(host);
+  if (pool !== undefined) {
+    const poolHost = preferred(
+      hosts.labelled(pool).filter((host) => isCandidate(host) && takeable(host)),
+      request,
+    );
+    if (poolHost !== undefined) return { kind: 'selected', host: poolHost };
+    if (comingBackCandidates(hosts, pool, releasing).some((host) => isComingBack(host, pool, releasing) && eligible(host))) {
+      return { kind: 'none', reason: 'WaitingForNodeReuseHost' };
+    }
+  }
+  // Each namespace's candidates come in name order: its preferred host is the first it may take (of the failure domain, if any).
+  const firsts = [...admitted].map((namespace) => firstPreferred(hosts.candidates(namespace), takeable, request)).filter((host) => host !== undefined);
+  const host = preferred(firsts, request);
   return host === undefined ? { kind: 'none', reason: 'NoBareMetalHost' } : { kind: 'selected', host };
+}
+
+/** The hosts that may be on their way back to the pool: those labelled for it, and those a deleted claim of the pool still holds. */
+function comingBackCandidates(hosts: SelectableHosts, pool: string, releasing: ReleasingPoolHosts): BareMetalHost[] {
+  const held = [...releasing].filter(([, label]) => label === pool).map(([key]) => hosts.host(key));
+  return [...hosts.labelled(pool), ...held.filter((host) => host !== undefined)];
 }
 
 /**
@@ -84,8 +107,13 @@ export function selectHost(
  * the label of the claim's own pool.
  */
 export function mayTake(host: BareMetalHost, request: SelectionRequest): boolean {
+  return poolAllows(host, poolLabelValue(request));
+}
+
+/** mayTake for the pool's label value (computed once per claim, not once per host). */
+function poolAllows(host: BareMetalHost, pool: string | undefined): boolean {
   const label = host.metadata.labels?.[hostKeys.nodeReuse];
-  return label === undefined || label === poolLabelValue(request);
+  return label === undefined || label === pool;
 }
 
 /** The label value of the claim's node-reuse pool, if it names one. */
@@ -112,15 +140,46 @@ function isComingBack(host: BareMetalHost, pool: string, releasing: ReleasingPoo
   );
 }
 
-/** The failure domain first, then name order; undefined for no hosts. One pass, not a sort: there may be thousands. */
+/** The failure domain first, then name order; undefined for no hosts. One pass, not a sort. */
 function preferred(hosts: readonly BareMetalHost[], request: SelectionRequest): BareMetalHost | undefined {
-  const domain = request.failureDomain;
-  const rank = (host: BareMetalHost): number => (domain !== undefined && domain !== '' && host.metadata.labels?.[hostKeys.failureDomain] === domain ? 0 : 1);
+  const rank = (host: BareMetalHost): number => (inDomain(host, request) ? 0 : 1);
   let best: BareMetalHost | undefined;
   for (const host of hosts) {
-    if (best === undefined || (rank(host) - rank(best) || hostKey(host).localeCompare(hostKey(best))) < 0) best = host;
+    if (best === undefined || (rank(host) - rank(best) || compareHostKeys(hostKey(host), hostKey(best))) < 0) best = host;
   }
   return best;
+}
+
+/**
+ * preferred() of the hosts that pass `keep`, when they come in name order:
+ * the first of the failure domain, or the first at all, is the one, so the
+ * walk stops there rather than looking at every candidate.
+ */
+function firstPreferred(hosts: readonly BareMetalHost[], keep: (host: BareMetalHost) => boolean, request: SelectionRequest): BareMetalHost | undefined {
+  const anyDomain = request.failureDomain === undefined || request.failureDomain === '';
+  let first: BareMetalHost | undefined;
+  for (const host of hosts) {
+    if (!keep(host)) continue;
+    if (anyDomain || inDomain(host, request)) return host;
+    first ??= host;
+  }
+  return first;
+}
+
+function inDomain(host: BareMetalHost, request: SelectionRequest): boolean {
+  const domain = request.failureDomain;
+  return domain !== undefined && domain !== '' && host.metadata.labels?.[hostKeys.failureDomain] === domain;
+}
+
+const collator = new Intl.Collator();
+
+/**
+ * The name order of hosts: their keys as String.prototype.localeCompare
+ * orders them (what selection has always used), code points breaking the
+ * ties of distinct keys that collate equal, so the order is total.
+ */
+export function compareHostKeys(a: string, b: string): number {
+  return collator.compare(a, b) || (a < b ? -1 : a > b ? 1 : 0);
 }
 
 /** The host namespaces whose policies admit the claim's namespace, narrowed by `inNamespace`. */

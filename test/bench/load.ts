@@ -101,7 +101,7 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? (sorted[middle] ?? Number.NaN) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
 }
 
-async function cpuSnapshot(processes: CpuProcesses): Promise<{ controlPlane: number; server: number }> {
+export async function cpuSnapshot(processes: CpuProcesses): Promise<{ controlPlane: number; server: number }> {
   const controlPlane = await Promise.all(processes.controlPlane.map(cpuSeconds));
   return { controlPlane: controlPlane.reduce((sum, seconds) => sum + seconds, 0), server: await cpuSeconds(processes.server) };
 }

@@ -20,7 +20,7 @@ import { runBinding, type BindingResult } from './binding.js';
 import type { BenchConfig } from './config.js';
 import { judge, type Criterion } from './criteria.js';
 import { H2Client, type TlsIdentity } from './h2.js';
-import { rssBytes, type CpuProcesses } from './load.js';
+import { cpuSnapshot, rssBytes, type CpuProcesses } from './load.js';
 import { hardwareDataPagination, runReads, type Comparison, type Pagination, type ReadKey } from './reads.js';
 import { buildScenario, TENANT_USER, type SetupHooks, type SetupTimes } from './scenario.js';
 import { medianWatch, runWatchFanOut, watchSessions, type WatchComparison, type WatchRun, type WatchSide } from './watch.js';
@@ -83,6 +83,8 @@ export interface BindingOnlyResults {
   readonly loadAverageAfter: number[];
   readonly setup: SetupTimes;
   readonly binding: BindingResult;
+  /** CPU seconds over the whole binding phase (the creates included), to compare the binder's cost across changes. */
+  readonly bindingCpuSeconds: { readonly controlPlane: number; readonly server: number };
 }
 
 export async function runBindingOnly(env: DevEnvironment, config: BenchConfig, log: (line: string) => void): Promise<BindingOnlyResults> {
@@ -93,9 +95,14 @@ export async function runBindingOnly(env: DevEnvironment, config: BenchConfig, l
   try {
     const setup = await buildScenario(config, { admin, tenant }, setupHooks(env), log);
     // As in the full run, binding starts on a quiet cluster (there, after the read phases).
-    await quiesce({ controlPlane: controlPlanePids(env), server: serverPid(env) }, log);
+    const processes: CpuProcesses = { controlPlane: controlPlanePids(env), server: serverPid(env) };
+    await quiesce(processes, log);
+    const before = await cpuSnapshot(processes);
     const binding = await runBinding(config, { tenant, admin }, log);
-    return { config, loadAverageBefore, loadAverageAfter: os.loadavg(), setup, binding };
+    const after = await cpuSnapshot(processes);
+    const bindingCpuSeconds = { controlPlane: after.controlPlane - before.controlPlane, server: after.server - before.server };
+    log(`binding phase (creates included): CPU s: control plane ${bindingCpuSeconds.controlPlane.toFixed(1)}, server ${bindingCpuSeconds.server.toFixed(1)}`);
+    return { config, loadAverageBefore, loadAverageAfter: os.loadavg(), setup, binding, bindingCpuSeconds };
   } finally {
     admin.close();
     tenant.close();
@@ -233,14 +240,10 @@ async function quiesce(processes: CpuProcesses, log: (line: string) => void): Pr
 }
 
 async function idleCpu(processes: CpuProcesses): Promise<Footprint['idleCpuMsPerSecond']> {
-  const read = async (): Promise<{ controlPlane: number; server: number }> => ({
-    controlPlane: (await Promise.all(processes.controlPlane.map(cpuSeconds))).reduce((sum, seconds) => sum + seconds, 0),
-    server: await cpuSeconds(processes.server),
-  });
-  const before = await read();
+  const before = await cpuSnapshot(processes);
   const started = performance.now();
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-  const after = await read();
+  const after = await cpuSnapshot(processes);
   const seconds = (performance.now() - started) / 1000;
   return { controlPlane: ((after.controlPlane - before.controlPlane) * 1000) / seconds, server: ((after.server - before.server) * 1000) / seconds };
 }

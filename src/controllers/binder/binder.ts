@@ -34,19 +34,12 @@ import { hostClaimRecord, hostErrorAnnotation } from '../../resources/hostclaim/
 import { hostKeys, metal3GroupVersion, metal3Paths, metal3Resources, provisioningState, type BareMetalHost, type HostDeployPolicy, type Namespace } from '../../metal3/types.js';
 import { boundRecord } from '../../tenancy/host-references.js';
 import { admits, allowsDetaching, tenantNamespace } from '../../tenancy/policy.js';
-import {
-  admittedHostNamespaces,
-  hostKey,
-  isCandidate,
-  matchesSelector,
-  mayTake,
-  selectHost,
-  type SelectionRequest,
-} from '../../tenancy/selection.js';
+import { hostKey, isCandidate, type SelectionRequest } from '../../tenancy/selection.js';
 import { WorkQueue, type ReconcileResult } from '../work-queue.js';
-import { bindingAnnotations, claimOf, hasReleaseFinalizer, releaseFinalizer, releaseLabel, releasingPoolHosts, type Claim, type HostClaimStatus } from './claim.js';
+import { bindingAnnotations, claimOf, hasReleaseFinalizer, releaseFinalizer, releaseLabel, type Claim, type HostClaimStatus } from './claim.js';
+import { HostChoice } from './host-choice.js';
 import { bindingPatch, rebootHandled, withoutWorkload, withWorkload } from './host-spec.js';
-import { consumerIndex, copyIndex, recordIndexes, releasingValue, unboundValue } from './indexes.js';
+import { consumerIndex, copyIndex, recordIndexes, unboundValue } from './indexes.js';
 import { OwnWrites } from './own-writes.js';
 import { copyOwnerLabel, deleteSecretCopies, syncSecretCopies, wantedCopyNames } from './secret-copies.js';
 import { boundConditions, hostErrorText, nextStatus, unboundConditions, type ConditionInput, type UnboundReason } from './status.js';
@@ -91,18 +84,18 @@ interface Informers {
 /** What the binder registered for one leadership term. */
 interface Term {
   readonly informers: Informers;
+  readonly choice: HostChoice;
   readonly removeHandlers: readonly (() => void)[];
 }
 
 export class Binder {
   private readonly recordsPath: string;
   private readonly events: EventRecorder;
-  /** Hosts being bound right now (host key → record name), so two workers never race for one host. */
-  private readonly reserved = new Map<string, string>();
   private readonly ownWrites = new OwnWrites();
   /** Records whose cached version one of our writes found stale (409): read fresh at their next reconcile. */
   private readonly staleRecords = new Set<string>();
   private informers: Informers | undefined;
+  private choice: HostChoice | undefined;
   private removeHandlers: readonly (() => void)[] = [];
   private queue: WorkQueue | undefined;
   private requeueAllScheduled = false;
@@ -124,9 +117,10 @@ export class Binder {
     const queue = new WorkQueue((key) => this.reconcile(key), { workers: this.options.workers ?? defaultWorkers }, (key, error) => {
       this.logger.warn({ err: error, key }, 'binder: reconcile failed; retrying');
     });
-    const { informers, removeHandlers } = this.register(queue);
+    const { informers, choice, removeHandlers } = this.register(queue);
     this.queue = queue;
     this.informers = informers;
+    this.choice = choice;
     this.removeHandlers = removeHandlers;
     const stopped = once(signal, 'abort').then(() => this.halt());
     // Leadership lost or shutdown before the caches synced (kube-apiserver unreachable): nothing more to wait for.
@@ -140,14 +134,15 @@ export class Binder {
   }
 
   private async halt(): Promise<void> {
-    const { queue, removeHandlers } = this;
+    const { queue, choice, removeHandlers } = this;
     this.queue = undefined;
     this.informers = undefined;
+    this.choice = undefined;
     this.removeHandlers = [];
     // The caches are the process's: the binder only stops listening to them.
     for (const remove of removeHandlers) remove();
+    choice?.stop();
     await queue?.stop();
-    this.reserved.clear();
     this.ownWrites.clear();
     this.staleRecords.clear();
     this.logger.info('binder: stopped');
@@ -187,13 +182,15 @@ export class Binder {
    */
   private register(queue: WorkQueue): Term {
     const informers = this.sharedCaches();
+    // Before the binder's own host handler: a claim that a host event queues is judged on an index that has the event.
+    const choice = new HostChoice(informers);
     const everyClaim = (): void => {
       this.requeueEveryClaim(queue);
     };
     const removeHandlers = [
       informers.hosts.addEventHandler(
         changes((host, deleted) => {
-          this.onHostChange(queue, host, deleted);
+          this.onHostChange(queue, choice, host, deleted);
         }),
       ),
       informers.policies.addEventHandler(changes(everyClaim)),
@@ -209,7 +206,7 @@ export class Binder {
         }),
       ),
     ];
-    return { informers, removeHandlers };
+    return { informers, choice, removeHandlers };
   }
 
   /** Every claim, once per turn of the event loop however many policy or namespace events arrive (a relist brings many). */
@@ -234,10 +231,10 @@ export class Binder {
    * unbound claim when it may have become free or is kept for a node-reuse
    * pool (a claim waiting for it may have to fall back to another host).
    */
-  private onHostChange(queue: WorkQueue, host: BareMetalHost, deleted: boolean): void {
+  private onHostChange(queue: WorkQueue, choice: HostChoice, host: BareMetalHost, deleted: boolean): void {
     const key = hostKey(host);
     const bound = boundRecord(host);
-    if (bound !== undefined && this.reserved.get(key) === bound.name) this.reserved.delete(key);
+    choice.hostChanged(host);
     const concernsUnbound = (!deleted && isCandidate(host)) || hostKeys.nodeReuse in (host.metadata.labels ?? {});
     const records = this.informers?.records;
     if (records !== undefined) {
@@ -320,20 +317,14 @@ export class Binder {
   // ---------------------------------------------------------------- binding
 
   private async bind(claim: Claim): Promise<ReconcileResult> {
-    const informers = this.requireInformers();
-    const request = this.selectionRequest(claim);
-    const chosen = claim.chosenHost === undefined ? undefined : informers.hosts.get(...splitKey(claim.chosenHost));
+    const choice = this.requireChoice();
+    const request = choice.request(claim);
+    const chosen = claim.chosenHost === undefined ? undefined : this.requireInformers().hosts.get(...splitKey(claim.chosenHost));
     let host: BareMetalHost | undefined;
-    if (chosen !== undefined && this.stillSuitable(chosen, request)) host = chosen;
+    if (chosen !== undefined && choice.suitable(chosen, request)) host = chosen;
     else {
       if (claim.chosenHost !== undefined) return this.forgetChoice(claim);
-      const reserved = new Set([...this.reserved].filter(([, record]) => record !== claim.identity.name).map(([hostKeyValue]) => hostKeyValue));
-      const hosts = informers.hosts.list();
-      // A pool's host whose deleted claim the release has not labelled yet is the pool's all the same.
-      const releasing = releasingPoolHosts(informers.records.byIndex(recordIndexes.releasingForPool.name, releasingValue), (record) =>
-        informers.hosts.byIndex(consumerIndex.name, `${record.namespace}/${record.name}`),
-      );
-      const selection = selectHost(request, hosts, informers.policies.list(), reserved, releasing);
+      const selection = choice.select(claim, request);
       if (selection.kind === 'none') {
         await this.writeStatus(claim, unboundConditions(selection.reason), {});
         return selection.reason === 'WaitingForNodeReuseHost' ? { requeueAfterMs: waitingRecheckMs } : undefined;
@@ -342,12 +333,12 @@ export class Binder {
     }
     const keyOfHost = hostKey(host);
     // The reservation lasts until the host informer shows the binding (onHostChange), or the attempt fails.
-    this.reserved.set(keyOfHost, claim.identity.name);
+    choice.reserve(keyOfHost, claim.identity.name);
     let bound: { claim: Claim; host: BareMetalHost } | undefined;
     try {
       bound = await this.bindChosen(claim, keyOfHost, request);
     } finally {
-      if (bound === undefined) this.reserved.delete(keyOfHost);
+      if (bound === undefined) choice.unreserve(keyOfHost);
     }
     // Bound: sync and status go on from the record and host as written (kube-apiserver's answers), without a trip through the queue.
     return bound === undefined ? { requeueAfterMs: 0 } : this.sync(bound.claim, bound.host);
@@ -376,35 +367,16 @@ export class Binder {
    */
   private async takeHost(keyOfHost: string, claim: Claim, request: SelectionRequest): Promise<BareMetalHost | undefined> {
     const cached = this.requireInformers().hosts.get(...splitKey(keyOfHost));
-    if (cached === undefined || !this.stillSuitable(cached, request)) return undefined;
+    if (cached === undefined || !this.requireChoice().suitable(cached, request)) return undefined;
     try {
       return await this.patchHost(cached, bindingPatch(cached, claim), claim);
     } catch (error) {
       if (!isConflict(error)) throw error;
     }
     const fresh = await this.getOrUndefined<BareMetalHost>(metal3Paths.bareMetalHost(...splitKey(keyOfHost)));
-    if (fresh === undefined || !this.stillSuitable(fresh, request)) return undefined;
+    if (fresh === undefined || !this.requireChoice().suitable(fresh, request)) return undefined;
     // A second conflict is an error: the reconcile is retried with backoff, from the record's chosen host.
     return this.patchHost(fresh, bindingPatch(fresh, claim), claim);
-  }
-
-  private stillSuitable(host: BareMetalHost, request: SelectionRequest): boolean {
-    const policies = this.requireInformers().policies.list();
-    return (
-      isCandidate(host) &&
-      mayTake(host, request) &&
-      matchesSelector(host, request.hostSelector) &&
-      admittedHostNamespaces(request, policies).has(host.metadata.namespace ?? '')
-    );
-  }
-
-  private selectionRequest(claim: Claim): SelectionRequest {
-    return {
-      namespace: tenantNamespace(this.requireInformers().namespaces.get(undefined, claim.namespace), claim.namespace),
-      ...(claim.spec.hostSelector === undefined ? {} : { hostSelector: claim.spec.hostSelector }),
-      ...(claim.spec.failureDomain === undefined ? {} : { failureDomain: claim.spec.failureDomain }),
-      ...(claim.spec.nodeReuse === undefined ? {} : { nodeReuse: claim.spec.nodeReuse }),
-    };
   }
 
   /** Writes the chosen host and the release finalizer on the record; undefined if the record changed meanwhile. */
@@ -639,6 +611,11 @@ export class Binder {
   private requireInformers(): Informers {
     if (this.informers === undefined) throw new Error('binder is not running');
     return this.informers;
+  }
+
+  private requireChoice(): HostChoice {
+    if (this.choice === undefined) throw new Error('binder is not running');
+    return this.choice;
   }
 }
 

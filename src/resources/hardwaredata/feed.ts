@@ -362,6 +362,8 @@ export class HardwareDataFeed {
 function changeEvent(previous: ApiObject | undefined, next: ApiObject | undefined, position: string): ObjectEvent | undefined {
   if (next !== undefined) {
     if (previous === undefined) return { type: 'ADDED', object: next };
+    // A new resourceVersion is a new object: the content comparison (a JSON round trip of both) only when it is the same.
+    if (previous.metadata.resourceVersion !== next.metadata.resourceVersion) return { type: 'MODIFIED', object: next };
     return sameJson(previous, next) ? undefined : { type: 'MODIFIED', object: next };
   }
   if (previous === undefined) return undefined;

@@ -14,11 +14,10 @@
 import type { K8sSchema } from '../../api/openapi/schema-source.js';
 import type { HubStateSource } from '../../api/rest/watch-hub.js';
 import type { ApiObject } from '../../api/rest/types.js';
-import { virtualUid } from '../../backing/storage-mapping.js';
 import type { BareMetalHost, HostDeployPolicy, Namespace } from '../../metal3/types.js';
-import { boundRecord, hardwareDataName, isFree } from '../../tenancy/host-references.js';
+import { hardwareDataName, isFree } from '../../tenancy/host-references.js';
 import { VisibilityIndex } from '../../tenancy/visibility.js';
-import { hardwareData, stateRevision, type ClaimNamespaces, type TenantView } from './projection.js';
+import { boundClaimUid, hardwareData, isVisible, stateRevision, type ClaimNamespaces, type TenantView } from './projection.js';
 
 /** Where a page of a cluster-wide list resumes: after this object. */
 export interface ObjectPosition {
@@ -58,7 +57,7 @@ export class HardwareDataModel implements HubStateSource {
     if (previous !== undefined) {
       this.hosts.delete(key);
       this.hostsByNamespace.get(previous.metadata.namespace ?? '')?.delete(previous.metadata.name);
-      const claim = claimOf(previous);
+      const claim = boundClaimUid(previous);
       if (claim !== undefined) removeFromIndex(this.hostsByClaim, claim, key);
       this.hostsByObjectName.delete(objectName(previous));
     }
@@ -71,7 +70,7 @@ export class HardwareDataModel implements HubStateSource {
         this.hostsByNamespace.set(namespace, names);
       }
       names.set(host.metadata.name, host);
-      const claim = claimOf(host);
+      const claim = boundClaimUid(host);
       if (claim !== undefined) addToIndex(this.hostsByClaim, claim, key);
       this.hostsByObjectName.set(objectName(host), key);
     }
@@ -128,12 +127,14 @@ export class HardwareDataModel implements HubStateSource {
   object(host: BareMetalHost, context: TenantContext, claims: ClaimNamespaces = this.claims): ApiObject | undefined {
     if (context.object === undefined) return undefined;
     const view: TenantView = { namespace: context.namespace, admitting: context.admitting, claimNamespaces: claims };
+    // Most tenants a host event concerns do not see the host (before or after): no revision for them.
+    if (!isVisible(host, view)) return undefined;
     return hardwareData(host, view, this.specSchema, stateRevision(host, context.object, view).toString());
   }
 
   /** Tenant namespaces that may see the host (a superset: the policies admit them, or its claim is theirs). */
   tenantsOf(host: BareMetalHost, claims: ClaimNamespaces = this.claims): Iterable<string> {
-    const claim = claimOf(host);
+    const claim = boundClaimUid(host);
     if (claim !== undefined) {
       const namespace = claims.get(claim);
       return namespace === undefined ? [] : [namespace];
@@ -198,12 +199,6 @@ export class HardwareDataModel implements HubStateSource {
 
 export function hostKey(host: BareMetalHost): string {
   return `${host.metadata.namespace ?? ''}/${host.metadata.name}`;
-}
-
-/** The uid of the HostClaim the host is bound to (through its record), if any. */
-export function claimOf(host: BareMetalHost): string | undefined {
-  const record = boundRecord(host);
-  return record === undefined ? undefined : virtualUid(record.uid);
 }
 
 function objectName(host: BareMetalHost): string {

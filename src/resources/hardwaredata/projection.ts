@@ -88,19 +88,14 @@ export function claimNamespacesOf(claims: readonly ApiObject[]): Map<string, str
  * DELETED, never a new version.
  */
 export function stateRevision(host: BareMetalHost, namespace: Namespace | undefined, view: TenantView): bigint {
-  let newest = revision(host.metadata.resourceVersion);
-  const consider = (rv: string | undefined): void => {
-    const value = revision(rv);
-    if (value > newest) newest = value;
-  };
-  consider(namespace?.metadata.resourceVersion);
-  for (const policy of policiesFor(host, view)) consider(policy.metadata.resourceVersion);
-  return newest;
+  const shared = sharedPart(host, policiesFor(host, view));
+  const own = namespaceRevision(namespace);
+  return own > shared.revision ? own : shared.revision;
 }
 
 export function isVisible(host: BareMetalHost, view: TenantView): boolean {
-  const record = boundRecord(host);
-  if (record !== undefined) return view.claimNamespaces.get(virtualUid(record.uid)) === view.namespace;
+  const claim = boundClaimUid(host);
+  if (claim !== undefined) return view.claimNamespaces.get(claim) === view.namespace;
   return isFree(host) && host.metadata.deletionTimestamp === undefined && policiesFor(host, view).length > 0;
 }
 
@@ -110,27 +105,65 @@ export function isVisible(host: BareMetalHost, view: TenantView): boolean {
  */
 export function hardwareData(host: BareMetalHost, view: TenantView, specSchema: K8sSchema, resourceVersion?: string): ApiObject | undefined {
   if (!isVisible(host, view)) return undefined;
-  const hostNamespace = host.metadata.namespace ?? '';
-  const policies = policiesFor(host, view);
-  const labels = sharedLabels(host.metadata.labels ?? {}, policies);
+  const shared = sharedPart(host, policiesFor(host, view));
   const { creationTimestamp } = host.metadata;
-  const annotations = bootMacAnnotation(host);
   const object: ApiObject = {
     apiVersion: hardwareDataApiVersion,
     kind: 'HardwareData',
     metadata: {
-      name: hardwareDataName(hostNamespace, host.metadata.name),
+      name: shared.name,
       namespace: view.namespace,
       uid: hardwareDataUid(view.namespace, host.metadata.uid ?? ''),
       ...(resourceVersion === undefined ? {} : { resourceVersion }),
       ...(creationTimestamp === undefined ? {} : { creationTimestamp }),
-      ...(Object.keys(labels).length === 0 ? {} : { labels }),
-      ...(annotations === undefined ? {} : { annotations }),
+      ...(shared.labels === undefined ? {} : { labels: shared.labels }),
+      ...(shared.annotations === undefined ? {} : { annotations: shared.annotations }),
     },
-    spec: tenantSpec(host, specSchema, sharedSections(policies)),
+    spec: tenantSpec(host, specSchema, shared.sections),
   };
-  sources.set(object, { host, inventory: prunedSpec(host, specSchema) });
+  Object.defineProperty(object, sourceKey, { value: sourceFor(host, specSchema) });
   return object;
+}
+
+/**
+ * What every tenant admitted by the same policies sees of one host version,
+ * computed once and shared by their objects (immutable, as every object the
+ * hub holds): a host event re-projects the host for every tenant seeing it,
+ * up to every tenant namespace of the cluster.
+ */
+interface SharedPart {
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>> | undefined;
+  readonly annotations: Readonly<Record<string, string>> | undefined;
+  readonly sections: readonly InventorySection[];
+  /** The newest revision among the host and the policies (a tenant adds its namespace's). */
+  readonly revision: bigint;
+}
+
+/** By host version, then by the admitting policies (a visibility class's array: one per class, shared by its tenants). */
+const sharedParts = new WeakMap<BareMetalHost, WeakMap<readonly HostDeployPolicy[], SharedPart>>();
+
+function sharedPart(host: BareMetalHost, policies: readonly HostDeployPolicy[]): SharedPart {
+  let byPolicies = sharedParts.get(host);
+  if (byPolicies === undefined) {
+    byPolicies = new WeakMap();
+    sharedParts.set(host, byPolicies);
+  }
+  let part = byPolicies.get(policies);
+  if (part === undefined) {
+    const labels = sharedLabels(host.metadata.labels ?? {}, policies);
+    let revision = cachedRevision(host);
+    for (const policy of policies) revision = maxRevision(revision, policy.metadata.resourceVersion);
+    part = {
+      name: hardwareDataName(host.metadata.namespace ?? '', host.metadata.name),
+      labels: Object.keys(labels).length === 0 ? undefined : labels,
+      annotations: bootMacAnnotation(host),
+      sections: sharedSections(policies),
+      revision,
+    };
+    byPolicies.set(policies, part);
+  }
+  return part;
 }
 
 /** What a HardwareData object was made from: the host, and its whole inventory pruned to the schema. */
@@ -139,11 +172,62 @@ export interface HardwareDataSource {
   readonly inventory: Readonly<Record<string, unknown>>;
 }
 
-/** Kept beside each object, never in it; a copy of the object has none (it shows the tenant form). */
-const sources = new WeakMap<ApiObject, HardwareDataSource>();
+/**
+ * Kept on each object under a symbol, not enumerable: never serialized, and
+ * a copy of the object has none (it shows the tenant form). Not a WeakMap
+ * beside the objects: a host event makes an object per tenant, and an entry
+ * per object cost the garbage collector more than the object itself.
+ */
+const sourceKey = Symbol('hardwareDataSource');
 
 export function sourceOf(object: ApiObject): HardwareDataSource | undefined {
-  return sources.get(object);
+  return Reflect.get(object, sourceKey) as HardwareDataSource | undefined;
+}
+
+/** One source per host version, shared by every tenant's object. */
+const hostSources = new WeakMap<BareMetalHost, HardwareDataSource>();
+
+function sourceFor(host: BareMetalHost, specSchema: K8sSchema): HardwareDataSource {
+  let source = hostSources.get(host);
+  if (source === undefined) {
+    source = { host, inventory: prunedSpec(host, specSchema) };
+    hostSources.set(host, source);
+  }
+  return source;
+}
+
+/** The (virtual) HostClaim uid the host is bound to, derived once per host version: visibility asks it per tenant. */
+const boundClaims = new WeakMap<BareMetalHost, string | null>();
+
+export function boundClaimUid(host: BareMetalHost): string | undefined {
+  let claim = boundClaims.get(host);
+  if (claim === undefined) {
+    const record = boundRecord(host);
+    claim = record === undefined ? null : virtualUid(record.uid);
+    boundClaims.set(host, claim);
+  }
+  return claim ?? undefined;
+}
+
+/** Revisions parsed once per object version (a tenant's object takes the newest of its inputs'). */
+const revisions = new WeakMap<BareMetalHost | Namespace, bigint>();
+
+function namespaceRevision(namespace: Namespace | undefined): bigint {
+  return namespace === undefined ? 0n : cachedRevision(namespace);
+}
+
+function cachedRevision(object: BareMetalHost | Namespace): bigint {
+  let value = revisions.get(object);
+  if (value === undefined) {
+    value = revision(object.metadata.resourceVersion);
+    revisions.set(object, value);
+  }
+  return value;
+}
+
+function maxRevision(current: bigint, rv: string | undefined): bigint {
+  const value = revision(rv);
+  return value > current ? value : current;
 }
 
 /** The pruned inventory, computed once per host version (a new version is a new object) and shared by every tenant seeing it. */
@@ -183,10 +267,32 @@ function bootMacAnnotation(host: BareMetalHost): Record<string, string> | undefi
   return typeof mac === 'string' && macAddress.test(mac) ? { [bootMacAddressAnnotation]: mac } : undefined;
 }
 
-/** Derived from the tenant namespace and the host: one host seen by two tenants is two objects. */
+/**
+ * Derived from the tenant namespace and the host: one host seen by two
+ * tenants is two objects. A host event derives the uid for every tenant
+ * seeing the host, twice when it stays visible (before and after), and a
+ * binding brings two or three events on one host: the uids of the last few
+ * hosts are kept (at most one per tenant namespace each).
+ */
 export function hardwareDataUid(tenantNamespace: string, hostUid: string): string {
-  return derivedUid('hardwaredata-uid', tenantNamespace, hostUid);
+  let byTenant = recentUids.get(hostUid);
+  if (byTenant === undefined) {
+    byTenant = new Map();
+    recentUids.set(hostUid, byTenant);
+    // The oldest host out: insertion order is first-use order.
+    if (recentUids.size > recentUidHosts) recentUids.delete(recentUids.keys().next().value ?? '');
+  }
+  let uid = byTenant.get(tenantNamespace);
+  if (uid === undefined) {
+    uid = derivedUid('hardwaredata-uid', tenantNamespace, hostUid);
+    byTenant.set(tenantNamespace, uid);
+  }
+  return uid;
 }
+
+const recentUidHosts = 8;
+/** HardwareData uids by host uid, then tenant namespace, for the last `recentUidHosts` hosts. */
+const recentUids = new Map<string, Map<string, string>>();
 
 /** The host labels the policies share, minus infrastructure keys; sorted, so equal sets serialize identically. */
 export function sharedLabels(labels: Readonly<Record<string, string>>, policies: readonly HostDeployPolicy[]): Record<string, string> {
@@ -203,6 +309,9 @@ function isInfrastructureKey(key: string): boolean {
   return infrastructureDomains.some((d) => domain === d || domain.endsWith(`.${d}`));
 }
 
+/** One empty array for every miss: it keys the shared parts of tenants no policy admits (a host bound to their claim). */
+const noPolicies: readonly HostDeployPolicy[] = Object.freeze([]);
+
 function policiesFor(host: BareMetalHost, view: TenantView): readonly HostDeployPolicy[] {
-  return view.admitting.get(host.metadata.namespace ?? '') ?? [];
+  return view.admitting.get(host.metadata.namespace ?? '') ?? noPolicies;
 }

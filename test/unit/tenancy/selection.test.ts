@@ -9,8 +9,10 @@ import {
   nodeReuseLabelValue,
   selectHost,
   type HostSelector,
+  type Selection,
   type SelectionRequest,
 } from '../../../src/tenancy/selection.js';
+import { HostSelectionIndex } from '../../../src/tenancy/host-index.js';
 
 interface HostOptions {
   namespace?: string;
@@ -54,6 +56,13 @@ function request(overrides: Partial<SelectionRequest> = {}): SelectionRequest {
 const infraPolicy = [policy('infra')];
 const none = new Set<string>();
 
+/** selectHost over the index the binder keeps, built from these hosts in this order. */
+function select(req: SelectionRequest, hosts: readonly BareMetalHost[], policies: readonly HostDeployPolicy[], reserved: ReadonlySet<string>, releasing?: ReadonlyMap<string, string>): Selection {
+  const index = new HostSelectionIndex();
+  for (const h of hosts) index.set(h);
+  return selectHost(req, index, policies, reserved, releasing);
+}
+
 function selectedName(selection: ReturnType<typeof selectHost>): string | undefined {
   return selection.kind === 'selected' ? hostKey(selection.host) : undefined;
 }
@@ -61,65 +70,65 @@ function selectedName(selection: ReturnType<typeof selectHost>): string | undefi
 describe('selectHost', () => {
   it('says NoAdmittingPolicy when no policy admits the namespace, even with free hosts', () => {
     const hosts = [host('h-0')];
-    expect(selectHost(request(), hosts, [], none)).toEqual({ kind: 'none', reason: 'NoAdmittingPolicy' });
-    expect(selectHost(request(), hosts, [policy('infra', ['tenant-b'])], none)).toEqual({ kind: 'none', reason: 'NoAdmittingPolicy' });
+    expect(select(request(), hosts, [], none)).toEqual({ kind: 'none', reason: 'NoAdmittingPolicy' });
+    expect(select(request(), hosts, [policy('infra', ['tenant-b'])], none)).toEqual({ kind: 'none', reason: 'NoAdmittingPolicy' });
     // A policy without hostClaimNamespaces admits nothing.
-    expect(selectHost(request(), hosts, [{ metadata: { name: 'p', namespace: 'infra' }, spec: {} }], none)).toEqual({
+    expect(select(request(), hosts, [{ metadata: { name: 'p', namespace: 'infra' }, spec: {} }], none)).toEqual({
       kind: 'none',
       reason: 'NoAdmittingPolicy',
     });
   });
 
   it('says NoBareMetalHost when a policy admits but no host qualifies', () => {
-    expect(selectHost(request(), [], infraPolicy, none)).toEqual({ kind: 'none', reason: 'NoBareMetalHost' });
-    expect(selectHost(request(), [host('h-0', { state: 'provisioned' })], infraPolicy, none)).toEqual({ kind: 'none', reason: 'NoBareMetalHost' });
+    expect(select(request(), [], infraPolicy, none)).toEqual({ kind: 'none', reason: 'NoBareMetalHost' });
+    expect(select(request(), [host('h-0', { state: 'provisioned' })], infraPolicy, none)).toEqual({ kind: 'none', reason: 'NoBareMetalHost' });
   });
 
   it('only considers hosts in admitted namespaces', () => {
     const hosts = [host('a-host', { namespace: 'other' }), host('z-host', { namespace: 'infra' })];
-    expect(selectedName(selectHost(request(), hosts, infraPolicy, none))).toBe('infra/z-host');
-    expect(selectHost(request(), [host('a-host', { namespace: 'other' })], infraPolicy, none)).toEqual({ kind: 'none', reason: 'NoBareMetalHost' });
+    expect(selectedName(select(request(), hosts, infraPolicy, none))).toBe('infra/z-host');
+    expect(select(request(), [host('a-host', { namespace: 'other' })], infraPolicy, none)).toEqual({ kind: 'none', reason: 'NoBareMetalHost' });
   });
 
   it('chooses among every admitted namespace, in name order', () => {
     const hosts = [host('b', { namespace: 'infra-2' }), host('c', { namespace: 'infra-1' }), host('a', { namespace: 'infra-2' })];
     const policies = [policy('infra-1'), policy('infra-2')];
-    expect(selectedName(selectHost(request(), hosts, policies, none))).toBe('infra-1/c');
-    expect(selectedName(selectHost(request(), [host('b', { namespace: 'infra-2' }), host('a', { namespace: 'infra-2' })], policies, none))).toBe('infra-2/a');
+    expect(selectedName(select(request(), hosts, policies, none))).toBe('infra-1/c');
+    expect(selectedName(select(request(), [host('b', { namespace: 'infra-2' }), host('a', { namespace: 'infra-2' })], policies, none))).toBe('infra-2/a');
   });
 
   it('restricts to inNamespace when it is admitted', () => {
     const hosts = [host('a', { namespace: 'infra-1' }), host('b', { namespace: 'infra-2' })];
     const policies = [policy('infra-1'), policy('infra-2')];
-    const selection = selectHost(request({ hostSelector: { inNamespace: 'infra-2' } }), hosts, policies, none);
+    const selection = select(request({ hostSelector: { inNamespace: 'infra-2' } }), hosts, policies, none);
     expect(selectedName(selection)).toBe('infra-2/b');
     // inNamespace admitted but with no free host there: nothing, even though infra-1 has one.
-    expect(selectHost(request({ hostSelector: { inNamespace: 'infra-2' } }), [hosts[0]!], policies, none)).toEqual({ kind: 'none', reason: 'NoBareMetalHost' });
+    expect(select(request({ hostSelector: { inNamespace: 'infra-2' } }), [hosts[0]!], policies, none)).toEqual({ kind: 'none', reason: 'NoBareMetalHost' });
   });
 
   it('yields nothing when inNamespace is not admitted', () => {
     const hosts = [host('a', { namespace: 'infra-1' }), host('b', { namespace: 'forbidden' })];
-    const selection = selectHost(request({ hostSelector: { inNamespace: 'forbidden' } }), hosts, [policy('infra-1'), policy('forbidden', ['tenant-b'])], none);
+    const selection = select(request({ hostSelector: { inNamespace: 'forbidden' } }), hosts, [policy('infra-1'), policy('forbidden', ['tenant-b'])], none);
     expect(selection.kind).toBe('none');
     expect(selection).toEqual({ kind: 'none', reason: 'NoAdmittingPolicy' });
   });
 
   it('skips reserved hosts', () => {
     const hosts = [host('a'), host('b')];
-    expect(selectedName(selectHost(request(), hosts, infraPolicy, new Set(['infra/a'])))).toBe('infra/b');
-    expect(selectHost(request(), hosts, infraPolicy, new Set(['infra/a', 'infra/b']))).toEqual({ kind: 'none', reason: 'NoBareMetalHost' });
+    expect(selectedName(select(request(), hosts, infraPolicy, new Set(['infra/a'])))).toBe('infra/b');
+    expect(select(request(), hosts, infraPolicy, new Set(['infra/a', 'infra/b']))).toEqual({ kind: 'none', reason: 'NoBareMetalHost' });
     // Reservation is by namespace and name.
-    expect(selectedName(selectHost(request(), [host('a')], infraPolicy, new Set(['other/a'])))).toBe('infra/a');
+    expect(selectedName(select(request(), [host('a')], infraPolicy, new Set(['other/a'])))).toBe('infra/a');
   });
 
   it('applies the host selector', () => {
     const hosts = [host('a', { labels: { size: 'small' } }), host('b', { labels: { size: 'large', gpu: 'yes' } })];
-    expect(selectedName(selectHost(request({ hostSelector: { matchLabels: { size: 'large' } } }), hosts, infraPolicy, none))).toBe('infra/b');
-    expect(selectHost(request({ hostSelector: { matchLabels: { size: 'medium' } } }), hosts, infraPolicy, none)).toEqual({
+    expect(selectedName(select(request({ hostSelector: { matchLabels: { size: 'large' } } }), hosts, infraPolicy, none))).toBe('infra/b');
+    expect(select(request({ hostSelector: { matchLabels: { size: 'medium' } } }), hosts, infraPolicy, none)).toEqual({
       kind: 'none',
       reason: 'NoBareMetalHost',
     });
-    expect(selectedName(selectHost(request({ hostSelector: { matchExpressions: [{ key: 'gpu', operator: '!' }] } }), hosts, infraPolicy, none))).toBe(
+    expect(selectedName(select(request({ hostSelector: { matchExpressions: [{ key: 'gpu', operator: '!' }] } }), hosts, infraPolicy, none))).toBe(
       'infra/a',
     );
   });
@@ -135,14 +144,14 @@ describe('selectHost', () => {
     it('never gives a host kept for a pool to a claim of another pool or of none', () => {
       const keptForB = host('0-kept', { labels: { [nr]: poolB } });
       const plain = host('z-plain');
-      expect(selectedName(selectHost(request(), [keptForB, plain], infraPolicy, none))).toBe('infra/z-plain');
-      expect(selectedName(selectHost(pooled, [keptForB, plain], infraPolicy, none))).toBe('infra/z-plain');
+      expect(selectedName(select(request(), [keptForB, plain], infraPolicy, none))).toBe('infra/z-plain');
+      expect(selectedName(select(pooled, [keptForB, plain], infraPolicy, none))).toBe('infra/z-plain');
       // Not even when nothing else fits.
-      expect(selectHost(request(), [keptForB], infraPolicy, none)).toEqual({ kind: 'none', reason: 'NoBareMetalHost' });
-      expect(selectHost(pooled, [keptForB], infraPolicy, none)).toEqual({ kind: 'none', reason: 'NoBareMetalHost' });
+      expect(select(request(), [keptForB], infraPolicy, none)).toEqual({ kind: 'none', reason: 'NoBareMetalHost' });
+      expect(select(pooled, [keptForB], infraPolicy, none)).toEqual({ kind: 'none', reason: 'NoBareMetalHost' });
       // An empty pool name is no pool; a label set by someone else (CAPM3's bare pool name) is kept too.
-      expect(selectHost(request({ nodeReuse: '' }), [host('h', { labels: { [nr]: poolA } })], infraPolicy, none)).toEqual({ kind: 'none', reason: 'NoBareMetalHost' });
-      expect(selectHost(pooled, [host('h', { labels: { [nr]: 'workers' } })], infraPolicy, none)).toEqual({ kind: 'none', reason: 'NoBareMetalHost' });
+      expect(select(request({ nodeReuse: '' }), [host('h', { labels: { [nr]: poolA } })], infraPolicy, none)).toEqual({ kind: 'none', reason: 'NoBareMetalHost' });
+      expect(select(pooled, [host('h', { labels: { [nr]: 'workers' } })], infraPolicy, none)).toEqual({ kind: 'none', reason: 'NoBareMetalHost' });
     });
 
     it('takes an available host of its own pool first, then the failure domain, then name order', () => {
@@ -151,13 +160,13 @@ describe('selectHost', () => {
       const inPool = host('c-pool', { labels: { [nr]: poolA } });
       const inBoth = host('d-both', { labels: { [nr]: poolA, [fd]: 'rack-1' } });
       const req = request({ nodeReuse: 'workers', failureDomain: 'rack-1' });
-      expect(selectedName(selectHost(req, [plain, inDomain, inPool, inBoth], infraPolicy, none))).toBe('infra/d-both');
-      expect(selectedName(selectHost(req, [plain, inDomain, inPool], infraPolicy, none))).toBe('infra/c-pool');
-      expect(selectedName(selectHost(req, [plain, inDomain], infraPolicy, none))).toBe('infra/b-domain');
-      expect(selectedName(selectHost(req, [plain], infraPolicy, none))).toBe('infra/a-plain');
+      expect(selectedName(select(req, [plain, inDomain, inPool, inBoth], infraPolicy, none))).toBe('infra/d-both');
+      expect(selectedName(select(req, [plain, inDomain, inPool], infraPolicy, none))).toBe('infra/c-pool');
+      expect(selectedName(select(req, [plain, inDomain], infraPolicy, none))).toBe('infra/b-domain');
+      expect(selectedName(select(req, [plain], infraPolicy, none))).toBe('infra/a-plain');
       // Another available pool host is taken while one is still deprovisioning.
       const returning = host('0-returning', { labels: { [nr]: poolA }, state: 'deprovisioning' });
-      expect(selectedName(selectHost(pooled, [returning, inPool, plain], infraPolicy, none))).toBe('infra/c-pool');
+      expect(selectedName(select(pooled, [returning, inPool, plain], infraPolicy, none))).toBe('infra/c-pool');
     });
 
     it('waits for its pool host while it is released or deprovisioned, rather than taking another', () => {
@@ -167,7 +176,7 @@ describe('selectHost', () => {
         ['provisioned, still held by the releasing claim', host('p', { labels: { [nr]: poolA }, state: 'provisioned', consumerRef: ours })],
         ['paused', host('p', { labels: { [nr]: poolA }, annotations: { [hostKeys.paused]: '' } })],
       ] as const) {
-        expect(selectHost(pooled, [returning, plain], infraPolicy, none), what).toEqual({ kind: 'none', reason: 'WaitingForNodeReuseHost' });
+        expect(select(pooled, [returning, plain], infraPolicy, none), what).toEqual({ kind: 'none', reason: 'WaitingForNodeReuseHost' });
       }
     });
 
@@ -175,17 +184,17 @@ describe('selectHost', () => {
       // The race of a rolling upgrade: the old claim is deleted, the new one is created before the release labels the host.
       const plain = host('a-plain');
       const unlabelled = host('p', { state: 'provisioned', consumerRef: ours });
-      expect(selectedName(selectHost(pooled, [unlabelled, plain], infraPolicy, none))).toBe('infra/a-plain');
-      expect(selectHost(pooled, [unlabelled, plain], infraPolicy, none, new Map([['infra/p', poolA]]))).toEqual({ kind: 'none', reason: 'WaitingForNodeReuseHost' });
+      expect(selectedName(select(pooled, [unlabelled, plain], infraPolicy, none))).toBe('infra/a-plain');
+      expect(select(pooled, [unlabelled, plain], infraPolicy, none, new Map([['infra/p', poolA]]))).toEqual({ kind: 'none', reason: 'WaitingForNodeReuseHost' });
       // The release's label is the pool's, whatever the host carried before.
       const relabelled = host('p', { labels: { [nr]: poolB }, state: 'provisioned', consumerRef: ours });
-      expect(selectHost(pooled, [relabelled, plain], infraPolicy, none, new Map([['infra/p', poolA]]))).toEqual({ kind: 'none', reason: 'WaitingForNodeReuseHost' });
+      expect(select(pooled, [relabelled, plain], infraPolicy, none, new Map([['infra/p', poolA]]))).toEqual({ kind: 'none', reason: 'WaitingForNodeReuseHost' });
       // A host released for another pool, or for another namespace's pool of the same name, is not waited for.
-      expect(selectedName(selectHost(pooled, [unlabelled, plain], infraPolicy, none, new Map([['infra/p', poolB]])))).toBe('infra/a-plain');
-      expect(selectedName(selectHost(request({ nodeReuse: 'other' }), [unlabelled, plain], infraPolicy, none, new Map([['infra/p', poolA]])))).toBe('infra/a-plain');
+      expect(selectedName(select(pooled, [unlabelled, plain], infraPolicy, none, new Map([['infra/p', poolB]])))).toBe('infra/a-plain');
+      expect(selectedName(select(request({ nodeReuse: 'other' }), [unlabelled, plain], infraPolicy, none, new Map([['infra/p', poolA]])))).toBe('infra/a-plain');
       // Nor one that will not come back.
       const failing = host('p', { state: 'provisioned', consumerRef: ours, errorMessage: 'failed' });
-      expect(selectedName(selectHost(pooled, [failing, plain], infraPolicy, none, new Map([['infra/p', poolA]])))).toBe('infra/a-plain');
+      expect(selectedName(select(pooled, [failing, plain], infraPolicy, none, new Map([['infra/p', poolA]])))).toBe('infra/a-plain');
     });
 
     it('does not wait for a pool host that will not come back, or that it may not use', () => {
@@ -201,15 +210,15 @@ describe('selectHost', () => {
       ];
       for (const [what, returning, req] of cases) {
         const worker = host('a-plain', { labels: { role: 'worker' } });
-        expect(selectedName(selectHost(req ?? pooled, [returning, req === undefined ? plain : worker], infraPolicy, none)), what).toBe('infra/a-plain');
+        expect(selectedName(select(req ?? pooled, [returning, req === undefined ? plain : worker], infraPolicy, none)), what).toBe('infra/a-plain');
       }
       // A pool host being bound by a sibling claim right now is not waited for.
       const sibling = host('p', { labels: { [nr]: poolA } });
-      expect(selectedName(selectHost(pooled, [sibling, plain], infraPolicy, new Set(['infra/p'])))).toBe('infra/a-plain');
+      expect(selectedName(select(pooled, [sibling, plain], infraPolicy, new Set(['infra/p'])))).toBe('infra/a-plain');
     });
 
     it('without any host of its pool, takes any unlabelled host', () => {
-      expect(selectedName(selectHost(pooled, [host('b'), host('a')], infraPolicy, none))).toBe('infra/a');
+      expect(selectedName(select(pooled, [host('b'), host('a')], infraPolicy, none))).toBe('infra/a');
     });
   });
 
@@ -228,8 +237,8 @@ describe('selectHost', () => {
   it('is reproducible whatever the input order, and does not reorder its input', () => {
     const hosts = [host('h-3'), host('h-1'), host('h-2')];
     const before = hosts.map((h) => h.metadata.name);
-    expect(selectedName(selectHost(request(), hosts, infraPolicy, none))).toBe('infra/h-1');
-    expect(selectedName(selectHost(request(), [...hosts].reverse(), infraPolicy, none))).toBe('infra/h-1');
+    expect(selectedName(select(request(), hosts, infraPolicy, none))).toBe('infra/h-1');
+    expect(selectedName(select(request(), [...hosts].reverse(), infraPolicy, none))).toBe('infra/h-1');
     expect(hosts.map((h) => h.metadata.name)).toEqual(before);
   });
 
@@ -242,15 +251,15 @@ describe('selectHost', () => {
     });
     const shuffled = [...hosts.filter((_, i) => i % 2 === 1).reverse(), ...hosts.filter((_, i) => i % 2 === 0)];
     for (const order of [hosts, [...hosts].reverse(), shuffled]) {
-      expect(selectedName(selectHost(request({ failureDomain: 'rack-9' }), order, infraPolicy, none))).toBe('infra/h-150');
-      expect(selectedName(selectHost(request({ failureDomain: 'rack-1' }), order, infraPolicy, none))).toBe('infra/h-000');
-      expect(selectedName(selectHost(request(), order, infraPolicy, new Set(['infra/h-000', 'infra/h-001'])))).toBe('infra/h-002');
+      expect(selectedName(select(request({ failureDomain: 'rack-9' }), order, infraPolicy, none))).toBe('infra/h-150');
+      expect(selectedName(select(request({ failureDomain: 'rack-1' }), order, infraPolicy, none))).toBe('infra/h-000');
+      expect(selectedName(select(request(), order, infraPolicy, new Set(['infra/h-000', 'infra/h-001'])))).toBe('infra/h-002');
     }
   });
 
   it('never selects with a selector the API would have rejected, whatever the hosts', () => {
     const hosts = [host('a', { labels: { zone: 'z1' } }), host('b')];
-    expect(selectHost(request({ hostSelector: { matchExpressions: [{ key: 'zone', operator: 'Gt', values: ['0'] }] } }), hosts, infraPolicy, none)).toEqual({
+    expect(select(request({ hostSelector: { matchExpressions: [{ key: 'zone', operator: 'Gt', values: ['0'] }] } }), hosts, infraPolicy, none)).toEqual({
       kind: 'none',
       reason: 'NoBareMetalHost',
     });

@@ -4,7 +4,7 @@ import type { ApiObject } from '../../../../src/api/rest/types.js';
 import { virtualUid } from '../../../../src/backing/storage-mapping.js';
 import type { BareMetalHost, HostDeployPolicy, Namespace } from '../../../../src/metal3/types.js';
 import { recordConsumerRef } from '../../../../src/tenancy/host-references.js';
-import { sharedLabelsAnnotation } from '../../../../src/tenancy/policy.js';
+import { sharedInventoryAnnotation, sharedLabelsAnnotation } from '../../../../src/tenancy/policy.js';
 import {
   bootMacAddressAnnotation,
   claimNamespacesOf,
@@ -198,6 +198,39 @@ describe('the HardwareData object', () => {
     expect(uid).not.toBe('uid-h1');
     expect(uid).not.toBe(virtualUid('uid-h1'));
     expect(uid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+
+  it('keeps the uids every release has served (they are part of the API), whatever the derivation or its cache', () => {
+    // Computed by the first derivation (the SHA-1 digest's bytes, version and variant bits set on the bytes); one per variant digit.
+    const served: [string, string, string][] = [
+      ['tenant-a', '0c1a7c9e-3a1b-4f0e-9d2c-5b6a7e8f9a01', '18a0aa26-94bf-56ae-9c51-a4411a95106f'],
+      ['tenant-9', 'h', 'b6ed13c5-0260-5cb5-af16-5d6c50899e19'],
+      ['tenant-7', 'h', '8e65970b-5bc5-532a-b679-19fbc24f97be'],
+      ['tenant-11', 'h', '69fdad39-629e-5f0c-8c74-1737f6998544'],
+      ['tenant-12', 'h', 'a6580cd0-527e-52eb-91ad-ed723421358f'],
+    ];
+    for (const [tenant, hostUid, uid] of served) expect(hardwareDataUid(tenant, hostUid)).toBe(uid);
+    // Past the hosts whose uids are kept, and back: derived again, the same.
+    for (let i = 0; i < 20; i++) hardwareDataUid('tenant-a', `other-host-${i}`);
+    for (const [tenant, hostUid, uid] of served) expect(hardwareDataUid(tenant, hostUid)).toBe(uid);
+  });
+
+  it('shares what tenants admitted by the same policies see, and nothing that differs between them', () => {
+    const shared = [policy(undefined, { [sharedLabelsAnnotation]: 'role' })];
+    const labelled = host('h1', { labels: { role: 'worker', rack: 'r1' } });
+    const a = hardwareData(labelled, tenantView(namespace('tenant-a'), shared, claimNamespacesOf([])), specSchema, '7');
+    const b = hardwareData(labelled, tenantView(namespace('tenant-b'), shared, claimNamespacesOf([])), specSchema, '8');
+    expect(a?.metadata).toMatchObject({ namespace: 'tenant-a', uid: hardwareDataUid('tenant-a', 'uid-h1'), resourceVersion: '7', labels: { role: 'worker' } });
+    expect(b?.metadata).toMatchObject({ namespace: 'tenant-b', uid: hardwareDataUid('tenant-b', 'uid-h1'), resourceVersion: '8', labels: { role: 'worker' } });
+    // Another class (other policies) over the same host version gets its own labels and inventory.
+    const rackOnly = [policy(undefined, { [sharedLabelsAnnotation]: 'rack', [sharedInventoryAnnotation]: 'serialNumbers' })];
+    const c = hardwareData(labelled, tenantView(namespace('tenant-c'), rackOnly, claimNamespacesOf([])), specSchema);
+    expect(c?.metadata.labels).toEqual({ rack: 'r1' });
+    expect(c?.['spec']).toEqual({ hardware: inventory });
+    expect(a?.['spec']).not.toEqual(c?.['spec']);
+    // A new host version is projected anew.
+    const relabelled = { ...labelled, metadata: { ...labelled.metadata, labels: { role: 'storage' } } };
+    expect(hardwareData(relabelled, tenantView(namespace('tenant-a'), shared, claimNamespacesOf([])), specSchema)?.metadata.labels).toEqual({ role: 'storage' });
   });
 
   it('falls back to a digest name beyond 253 characters', () => {

@@ -14,30 +14,9 @@ import {
   type Selection,
   type SelectionRequest,
 } from '../../../src/tenancy/selection.js';
+import { host } from './host-fixture.js';
 
-interface HostOptions {
-  namespace?: string;
-  labels?: Record<string, string>;
-  state?: string;
-  errorMessage?: string;
-  consumerRef?: BareMetalHost['spec']['consumerRef'];
-  annotations?: Record<string, string>;
-  deletionTimestamp?: string;
-}
 
-function host(name: string, options: HostOptions = {}): BareMetalHost {
-  return {
-    metadata: {
-      name,
-      namespace: options.namespace ?? 'infra',
-      ...(options.labels === undefined ? {} : { labels: options.labels }),
-      ...(options.annotations === undefined ? {} : { annotations: options.annotations }),
-      ...(options.deletionTimestamp === undefined ? {} : { deletionTimestamp: options.deletionTimestamp }),
-    },
-    spec: { ...(options.consumerRef === undefined ? {} : { consumerRef: options.consumerRef }) },
-    status: { provisioning: { state: options.state ?? 'available' }, ...(options.errorMessage === undefined ? {} : { errorMessage: options.errorMessage }) },
-  };
-}
 
 const keys = (hosts: Iterable<BareMetalHost>): string[] => [...hosts].map(hostKey);
 const consumer = recordConsumerRef({ namespace: 'hostclaim-system', name: 'tenant-a.web', uid: 'u-1' });

@@ -13,37 +13,9 @@ import {
   type SelectionRequest,
 } from '../../../src/tenancy/selection.js';
 import { HostSelectionIndex } from '../../../src/tenancy/host-index.js';
+import { host } from './host-fixture.js';
 
-interface HostOptions {
-  namespace?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  state?: string;
-  errorMessage?: string;
-  operationalStatus?: string;
-  deletionTimestamp?: string;
-  consumerRef?: BareMetalHost['spec']['consumerRef'];
-}
 
-function host(name: string, options: HostOptions = {}): BareMetalHost {
-  return {
-    apiVersion: 'metal3.io/v1alpha1',
-    kind: 'BareMetalHost',
-    metadata: {
-      name,
-      namespace: options.namespace ?? 'infra',
-      ...(options.labels === undefined ? {} : { labels: options.labels }),
-      ...(options.annotations === undefined ? {} : { annotations: options.annotations }),
-      ...(options.deletionTimestamp === undefined ? {} : { deletionTimestamp: options.deletionTimestamp }),
-    },
-    spec: { online: false, ...(options.consumerRef === undefined ? {} : { consumerRef: options.consumerRef }) },
-    status: {
-      provisioning: { state: options.state ?? 'available' },
-      ...(options.errorMessage === undefined ? {} : { errorMessage: options.errorMessage }),
-      ...(options.operationalStatus === undefined ? {} : { operationalStatus: options.operationalStatus }),
-    },
-  };
-}
 
 function policy(namespace: string, names?: string[]): HostDeployPolicy {
   return { metadata: { name: 'p', namespace }, spec: { hostClaimNamespaces: names === undefined ? {} : { names } } };

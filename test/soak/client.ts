@@ -44,7 +44,8 @@ export class SoakClient {
     pooledWatches = false,
   ) {
     this.#agent = new https.Agent({ keepAlive: true, maxSockets: sockets });
-    this.#watchAgent = pooledWatches ? new https.Agent({ keepAlive: true }) : undefined;
+    // At most 25 idle connections kept, as client-go's transport (transport/cache.go, idleConnsPerHost); a watch that finds none opens one.
+    this.#watchAgent = pooledWatches ? new https.Agent({ keepAlive: true, maxFreeSockets: 25 }) : undefined;
   }
 
   request(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<Answer> {

@@ -23,9 +23,10 @@ export interface SoakConfig {
   /** RSS growth after warm-up above which the run fails. */
   readonly maxRssGrowth: number;
   /**
-   * 1: a watch reuses an idle keep-alive connection of its client, as the
-   * aggregator's transport does for every request it proxies; 0: each watch
-   * opens a TLS connection of its own (a handshake per watch).
+   * 1 (the default): a watch reuses an idle keep-alive connection of its
+   * client, as client-go's transport and the aggregator's do; 0: each watch
+   * opens a TLS connection of its own (a handshake per watch, the harsher
+   * pattern, kept for comparison: docs/reliability.md, session 11).
    */
   readonly pooledWatches: number;
 }
@@ -44,7 +45,7 @@ export const defaultSoakConfig: SoakConfig = {
   churners: 2,
   pauseMs: 100,
   maxRssGrowth: 0.05,
-  pooledWatches: 0,
+  pooledWatches: 1,
 };
 
 /** Well under a minute of load: proves every figure is produced, not that nothing grows. */

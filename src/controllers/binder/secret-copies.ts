@@ -13,6 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import { isNotFound, type KubeClient } from '../../backing/kube-client.js';
+import type { ObjectMeta } from '../../api/rest/types.js';
 import { sameJson } from '../../backing/json.js';
 import { secretNameErrors, secretReferences, type SecretField } from '../../tenancy/secret-references.js';
 import type { Claim } from './claim.js';
@@ -22,19 +23,10 @@ export const copyOwnerLabel = 'infra.tenancy.metal3.io/claim-record-uid';
 /** On a copy: `<uid>/<resourceVersion>` of the source Secret it was written from. */
 export const copySourceAnnotation = 'infra.tenancy.metal3.io/copy-of';
 
-interface SecretMetadata {
-  name?: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-}
-
 interface Secret {
   apiVersion?: string;
   kind?: string;
-  metadata: SecretMetadata & { name: string };
+  metadata: ObjectMeta & { name: string };
   type?: string;
   data?: Record<string, string>;
 }
@@ -55,7 +47,7 @@ const referencedSecrets = [
 export interface CachedSecrets {
   /** The names of the claim's copies in the host's namespace. */
   readonly copies: readonly string[];
-  get(namespace: string, name: string): { readonly metadata: SecretMetadata } | undefined;
+  get(namespace: string, name: string): { readonly metadata: ObjectMeta } | undefined;
 }
 
 export interface CopyResult {
@@ -124,12 +116,12 @@ export async function syncSecretCopies(client: KubeClient, claim: Claim, hostNam
 }
 
 /** Whether the copy is the claim's and was written from this version of the source (both as cached). */
-export function copyIsCurrent(copy: { readonly metadata: SecretMetadata } | undefined, source: { readonly metadata: SecretMetadata } | undefined, recordUid: string): boolean {
+export function copyIsCurrent(copy: { readonly metadata: ObjectMeta } | undefined, source: { readonly metadata: ObjectMeta } | undefined, recordUid: string): boolean {
   const version = source === undefined ? undefined : sourceVersion(source);
   return version !== undefined && copy?.metadata.labels?.[copyOwnerLabel] === recordUid && copy.metadata.annotations?.[copySourceAnnotation] === version;
 }
 
-function sourceVersion(source: { readonly metadata: SecretMetadata }): string | undefined {
+function sourceVersion(source: { readonly metadata: ObjectMeta }): string | undefined {
   const { uid, resourceVersion } = source.metadata;
   return uid === undefined || resourceVersion === undefined || resourceVersion === '' ? undefined : `${uid}/${resourceVersion}`;
 }

@@ -7,7 +7,7 @@
  * k8s.io/apiserver endpoints/handlers rest.go transformDecodeError):
  * pure functions over the body's bytes and its decoded value.
  */
-import { secondDocumentStart } from './body-worker.js';
+import { secondDocumentStart } from './yaml-events.js';
 
 export interface GroupVersion {
   readonly group: string;

@@ -12,10 +12,10 @@ import type { IncomingMessage } from 'node:http';
 import { ApiError, badRequest, unsupportedMediaType } from '../status.js';
 import { parseContentType } from '../negotiation.js';
 import { ACCEPTED_MEDIA_TYPES } from './output-format.js';
-import { duplicateFields, firstOverflowingNumber, invalidUnicodeEscape, jsonDepth, pruneUnknownFields, strictErrors, unknownFieldError, type PruneSchema, type StrictErrors } from './body-worker.js';
+import { strictErrors, unknownFieldError, type StrictErrors } from './body-worker.js';
+import { duplicateFields, firstOverflowingNumber, invalidUnicodeEscape, jsonDepth } from './json-scan.js';
+import { pruneUnknownFields, type PruneSchema } from './prune.js';
 import { decodeOffThread, type DecodeOptions } from './body-decoder.js';
-
-export { duplicateFields } from './body-worker.js';
 
 export const bodyLimits = {
   /** kube's MaxRequestBodyBytes (3 MiB): a longer body is refused with 413. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { groupVersionString, interpretTypeMeta, parseGroupVersion, summarizeData, withDefaults, yamlReaderError } from '../../../../src/api/rest/body-type-meta.js';
-import { firstOverflowingNumber } from '../../../../src/api/rest/body-worker.js';
+import { firstOverflowingNumber } from '../../../../src/api/rest/json-scan.js';
 
 const findKind = 'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }';
 const served = { group: 'tenancy.metal3.io', version: 'v1alpha1' };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { bodyLimits, decodeObject, parseJsonDocument } from '../../../../src/api/rest/body.js';
-import { pruneUnknownFields, strictErrors, type PruneSchema } from '../../../../src/api/rest/body-worker.js';
+import { strictErrors } from '../../../../src/api/rest/body-worker.js';
+import { pruneUnknownFields, type PruneSchema } from '../../../../src/api/rest/prune.js';
 
 const schema: PruneSchema = {
   properties: {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { bodyLimits, checkJsonPatchSize, decodeObject, duplicateFields, parseJson, strictDecodingWarnings } from '../../../../src/api/rest/body.js';
-import { jsonDepth, strictErrors } from '../../../../src/api/rest/body-worker.js';
+import { bodyLimits, checkJsonPatchSize, decodeObject, parseJson, strictDecodingWarnings } from '../../../../src/api/rest/body.js';
+import { strictErrors } from '../../../../src/api/rest/body-worker.js';
+import { duplicateFields, jsonDepth } from '../../../../src/api/rest/json-scan.js';
 import { ApiError } from '../../../../src/api/status.js';
 
 const deepJson = (levels: number): string => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;

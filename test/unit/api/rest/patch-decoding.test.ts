@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { firstOverflowingNumber } from '../../../../src/api/rest/body-worker.js';
+import { firstOverflowingNumber } from '../../../../src/api/rest/json-scan.js';
 import { yamlReaderError } from '../../../../src/api/rest/body-type-meta.js';
 
 describe('firstOverflowingNumber: what Go refuses to decode into a float64', () => {

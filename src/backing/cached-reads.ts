@@ -35,7 +35,7 @@ import type { WatchHub } from '../api/rest/watch-hub.js';
 import type { ListQuery } from '../api/rest/store.js';
 import { escapeFieldValue } from '../api/field-selector.js';
 import { ConsistentReadFence, type ProbeScope } from './consistent-read.js';
-import type { ProbeClient } from './consistent-read.js';
+import type { ProbeClient } from './scope-probe.js';
 import type { SharedInformer } from './shared-informers.js';
 import type { ContinueTokens, ListIdentity, ListPosition } from './continue-token.js';
 import { ListSnapshots } from './list-snapshots.js';
@@ -68,7 +68,8 @@ export class CachedReads {
     private readonly tokens: ContinueTokens,
   ) {
     records.addIndexer(tenantNamespaceIndex.name, tenantNamespaceIndex.fn);
-    this.fence = new ConsistentReadFence(client, records);
+    // Our CRD, its records in one namespace: probed as a Table of names and resourceVersions.
+    this.fence = new ConsistentReadFence(client, records, { probe: { kind: 'table', namespace: mapping.storageNamespace } });
   }
 
   async get(namespace: string, name: string, resourceVersion: string | undefined): Promise<CachedGet> {

@@ -10,10 +10,11 @@
  * moves with every Lease renewal anywhere. So freshness is established per
  * scope instead:
  *
- * 1. Probe: a consistent (resourceVersion unset), metadata-only LIST of
- *    exactly the scope (a namespace, a label selector, one object by
- *    `metadata.name`). Its resourceVersion X is at least the revision of
- *    every write acknowledged before the probe started.
+ * 1. Probe: a consistent (resourceVersion unset) LIST of exactly the scope
+ *    (a namespace, a label selector, one object by `metadata.name`), of
+ *    each object's name and resourceVersion only (scope-probe.ts: metadata,
+ *    or a Table for a CRD of ours). Its resourceVersion X is at least the
+ *    revision of every write acknowledged before the probe started.
  * 2. Wait until the cache agrees with it: the cache has reached X, or every
  *    probed object is cached at a resourceVersion at least the probed one
  *    and every cached object of the scope missing from the probe is newer
@@ -37,7 +38,7 @@
  */
 import { revision } from '../api/rest/types.js';
 import type { KubeObject } from './informer.js';
-import type { KubeClient } from './kube-client.js';
+import { probeScope, type ProbeClient, type ProbeMethod, type ProbeResult } from './scope-probe.js';
 import { objectKey } from './shared-informers.js';
 
 /** What a fence needs of a shared cache (a SharedInformer). */
@@ -65,54 +66,34 @@ export type Freshness =
   /** Read from kube-apiserver instead. */
   | { readonly fresh: false; readonly reason: 'unhealthy' | 'timeout' };
 
-export interface ProbeResult {
-  readonly resourceVersion: bigint;
-  /** Probed object key → resourceVersion. */
-  readonly items: ReadonlyMap<string, bigint>;
-}
-
-interface MetadataList {
-  readonly metadata: { readonly resourceVersion?: string };
-  readonly items: readonly KubeObject[] | null;
-}
-
-export type ProbeClient = Pick<KubeClient, 'list'>;
-
 const defaultWaitMs = 3_000;
 
 export class ConsistentReadFence {
   private readonly probes = new ProbeCoalescer<ProbeResult>();
   private readonly waitMs: number;
+  private readonly method: ProbeMethod;
 
   constructor(
     private readonly client: ProbeClient,
     private readonly cache: FencedCache,
-    options: { readonly waitMs?: number } = {},
+    options: { readonly waitMs?: number; readonly probe?: ProbeMethod } = {},
   ) {
     this.waitMs = options.waitMs ?? defaultWaitMs;
+    this.method = options.probe ?? { kind: 'metadata' };
   }
 
   /** Probes kube-apiserver (coalesced) and waits for the cache to agree; rejects with the probe's error. */
   async fence(scope: ProbeScope, signal?: AbortSignal): Promise<Freshness> {
     if (!this.cache.isHealthy()) return { fresh: false, reason: 'unhealthy' };
-    const probe = await this.probes.run(scope.key, () => this.probe(scope));
-    return this.waitForAgreement(scope, probe, signal);
+    const probed = await this.probes.run(scope.key, () =>
+      probeScope(this.client, this.method, { path: this.cache.resource.path, labelSelector: scope.labelSelector, fieldSelector: scope.fieldSelector }),
+    );
+    return this.waitForAgreement(scope, probed, signal);
   }
 
   /** How many probes were sent (for tests and metrics). */
   probesSent(): number {
     return this.probes.started;
-  }
-
-  private async probe(scope: ProbeScope): Promise<ProbeResult> {
-    const list = await this.client.list<MetadataList>(
-      this.cache.resource.path,
-      { labelSelector: scope.labelSelector, fieldSelector: scope.fieldSelector },
-      'metadata',
-    );
-    const items = new Map<string, bigint>();
-    for (const item of list.items ?? []) items.set(objectKey(item.metadata.namespace, item.metadata.name), revision(item.metadata.resourceVersion));
-    return { resourceVersion: revision(list.metadata.resourceVersion), items };
   }
 
   private waitForAgreement(scope: ProbeScope, probe: ProbeResult, signal: AbortSignal | undefined): Promise<Freshness> {

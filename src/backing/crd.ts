@@ -40,6 +40,23 @@ export interface CustomResourceDefinition {
 export const SCHEMA_GENERATION_ANNOTATION = 'infra.tenancy.metal3.io/schema-generation';
 
 const crdPath = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+
+/**
+ * A printer column of every CRD this server owns: the object's
+ * resourceVersion, so the consistent-read fence can probe a scope as a Table
+ * of names and resourceVersions (scope-probe.ts) instead of whole metadata.
+ * Priority 1: `kubectl get` shows it only with `-o wide`.
+ */
+export const resourceVersionColumn = {
+  name: 'Resource Version',
+  type: 'string',
+  jsonPath: '.metadata.resourceVersion',
+  priority: 1,
+  description: 'The object\'s resourceVersion (read by the server\'s consistent-read probe).',
+} as const;
+
+/** kube's default column, which a CRD with printer columns of its own must name to keep. */
+const ageColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' } as const;
 const establishTimeoutMs = 60_000;
 
 // The schema keywords a structural CRD schema accepts; anything else (e.g. x-kubernetes-group-version-kind) is dropped.
@@ -72,6 +89,7 @@ export function customResourceDefinition(spec: CustomResourceDefinitionSpec): Cu
           storage: true,
           schema: { openAPIV3Schema: { ...schema, properties } },
           subresources: { status: {} },
+          additionalPrinterColumns: [ageColumn, resourceVersionColumn],
         },
       ],
     },

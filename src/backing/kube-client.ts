@@ -7,7 +7,9 @@
  *
  * Metadata-only reads follow client-go's metadata client
  * (k8s.io/client-go/metadata): a list asks for PartialObjectMetadataList,
- * a watch for PartialObjectMetadata (each event carries one object).
+ * a watch for PartialObjectMetadata (each event carries one object). A
+ * list may also be asked for as a meta.k8s.io Table, as kubectl asks for
+ * server-side printing.
  */
 import type { IncomingMessage } from 'node:http';
 import https from 'node:https';
@@ -97,19 +99,25 @@ export interface RequestOptions {
 /** What a list or watch carries: whole objects, or only their metadata (names, labels, resourceVersions). */
 export type Representation = 'full' | 'metadata';
 
+/** A list may also be asked for as a meta.k8s.io Table (its printer columns; rows without objects with includeObject=None). */
+export type ListRepresentation = Representation | 'table';
+
 /**
  * The Accept header for each representation and answer shape. A list and a
  * watch event are different kinds: asked for PartialObjectMetadataList on a
  * watch, kube-apiserver fails to encode every event and closes the stream.
- * No plain-JSON fallback for metadata: a server that cannot answer
- * metadata-only must fail (406) rather than send whole objects (Secrets).
+ * No plain-JSON fallback for metadata or a Table: a server that cannot
+ * answer so must fail (406) rather than send whole objects (Secrets).
  */
-const acceptHeaders: Readonly<Record<Representation, Readonly<Record<'list' | 'watch', string>>>> = {
-  full: { list: 'application/json', watch: 'application/json' },
-  metadata: {
-    list: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1',
-    watch: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1',
-  },
+const listAccept: Readonly<Record<ListRepresentation, string>> = {
+  full: 'application/json',
+  metadata: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1',
+  table: 'application/json;as=Table;g=meta.k8s.io;v=v1',
+};
+
+const watchAccept: Readonly<Record<Representation, string>> = {
+  full: 'application/json',
+  metadata: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1',
 };
 
 export interface WatchEvent<T> {
@@ -195,9 +203,9 @@ export class KubeClient {
     return text;
   }
 
-  /** A collection, as whole objects or as a PartialObjectMetadataList. */
-  async list<T>(path: string, query: RequestOptions['query'], representation: Representation, signal?: AbortSignal): Promise<T> {
-    const accept = acceptHeaders[representation].list;
+  /** A collection, as whole objects, a PartialObjectMetadataList or a Table. */
+  async list<T>(path: string, query: RequestOptions['query'], representation: ListRepresentation, signal?: AbortSignal): Promise<T> {
+    const accept = listAccept[representation];
     return (await this.exchange<T>('GET', path, { query, ...(signal === undefined ? {} : { signal }) }, accept)).body;
   }
 
@@ -216,7 +224,7 @@ export class KubeClient {
     onEvent: (event: WatchEvent<T>) => void,
     options: { readonly signal?: AbortSignal; readonly representation?: Representation } = {},
   ): Promise<void> {
-    const accept = acceptHeaders[options.representation ?? 'full'].watch;
+    const accept = watchAccept[options.representation ?? 'full'];
     const response = await this.send('GET', path, { query: { ...query, watch: 'true' }, ...(options.signal === undefined ? {} : { signal: options.signal }) }, accept, 0);
     if (response.statusCode !== 200) {
       throw new KubeApiError(response.statusCode ?? 0, parseStatus(await readBody(response)));

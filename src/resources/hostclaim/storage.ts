@@ -24,7 +24,7 @@ export const hostErrorAnnotation = `${controllerAnnotationPrefix}host-error`;
  * digest to it), so a replica of a rolling upgrade never puts back an older
  * schema over a newer one (backing/crd.ts, docs/operations.md).
  */
-export const hostClaimRecordSchemaGeneration = 1;
+export const hostClaimRecordSchemaGeneration = 2;
 
 export function hostClaimRecordCRD(source: SchemaSource): CustomResourceDefinition {
   return customResourceDefinition({

@@ -5,7 +5,9 @@ import { parseLabelSelector } from '../../../src/api/label-selector.js';
 import type { ApiObject } from '../../../src/api/rest/types.js';
 import { WatchHub } from '../../../src/api/rest/watch-hub.js';
 import { ContinueTokens } from '../../../src/backing/continue-token.js';
-import type { KubeClient, Representation, WatchEvent } from '../../../src/backing/kube-client.js';
+import type { KubeClient, ListRepresentation, WatchEvent } from '../../../src/backing/kube-client.js';
+import { resourceVersionColumn } from '../../../src/backing/crd.js';
+import type { Table } from '../../../src/backing/scope-probe.js';
 import { RecordStore } from '../../../src/backing/record-store.js';
 import { SharedInformerFactory } from '../../../src/backing/shared-informers.js';
 import { hostClaimRecord, hostClaimStorageMapping } from '../../../src/resources/hostclaim/storage.js';
@@ -20,21 +22,42 @@ function record(name: string, resourceVersion: string, namespace = 'tenant-a'): 
 
 /**
  * kube-apiserver as the record store sees it: the informer's list and watch
- * (the test pushes events), metadata-only probes answered from `truth` at
- * `revision`, and the direct reads the store falls back to, counted.
+ * (the test pushes events), probes (a Table of names and resourceVersions,
+ * or metadata only) answered from `truth` at `revision`, and the direct
+ * reads the store falls back to, counted.
  */
 class FakeKube {
   truth: ApiObject[] = [];
   revision = '10';
+  /** Each probe LIST's selectors (a Table, or metadata only). */
   readonly probes: Record<string, string | undefined>[] = [];
+  /** Each probe LIST's representation, with its includeObject. */
+  readonly probeRequests: string[] = [];
+  /** Whether the CRD has the resourceVersion printer column (false: as before the upgrade). */
+  resourceVersionColumn = true;
   directReads = 0;
   private send: ((event: WatchEvent<ApiObject>) => void) | undefined;
 
-  list<T>(_path: string, query: Record<string, string | undefined>, representation: Representation): Promise<T> {
-    if (representation === 'metadata') this.probes.push(query);
+  list<T>(_path: string, query: Record<string, string | undefined>, representation: ListRepresentation): Promise<T> {
+    if (representation !== 'full') {
+      this.probeRequests.push(`${representation} ${query['includeObject'] ?? ''}`.trim());
+      this.probes.push({ labelSelector: query['labelSelector'], fieldSelector: query['fieldSelector'] });
+    }
     const name = query['fieldSelector']?.replace('metadata.name=', '');
     const items = this.truth.filter((r) => name === undefined || r.metadata.name === name);
+    if (representation === 'table') return Promise.resolve(this.table(items) as T);
     return Promise.resolve({ metadata: { resourceVersion: this.revision }, items } as T);
+  }
+
+  /** As kube-apiserver answers `as=Table` with includeObject=None: cells in column order, no objects. */
+  private table(items: readonly ApiObject[]): Table {
+    const columns = [{ name: 'Name', format: 'name' }, { name: 'Age', format: '' }];
+    if (!this.resourceVersionColumn) return { metadata: { resourceVersion: this.revision }, columnDefinitions: columns, rows: items.map((r) => ({ cells: [r.metadata.name, '1m'] })) };
+    return {
+      metadata: { resourceVersion: this.revision },
+      columnDefinitions: [...columns, { name: resourceVersionColumn.name, format: '' }],
+      rows: items.map((r) => ({ cells: [r.metadata.name, '1m', r.metadata.resourceVersion] })),
+    };
   }
 
   watch<T>(_path: string, _query: unknown, onEvent: (event: WatchEvent<T>) => void, options: { signal?: AbortSignal } = {}): Promise<void> {
@@ -73,13 +96,30 @@ describe('HostClaim reads from memory', () => {
     return store;
   }
 
-  it('answers a GET from memory after probing only that record, metadata only', async () => {
+  it('answers a GET from memory after probing only that record, as a Table of names and resourceVersions', async () => {
     const kube = new FakeKube();
     kube.truth = [record('web', '5')];
     const store = await started(kube);
     const object = await store.get('tenant-a', 'web', undefined);
     expect([object.metadata.namespace, object.metadata.name, object.metadata.resourceVersion]).toEqual(['tenant-a', 'web', '5']);
     expect(kube.probes).toEqual([{ labelSelector: undefined, fieldSelector: 'metadata.name=tenant-a.web' }]);
+    expect(kube.probeRequests).toEqual(['table None']);
+    expect(kube.directReads).toBe(0);
+  });
+
+  it('probes metadata only when the Table lacks the resourceVersion column (a CRD not yet upgraded), with the same outcome', async () => {
+    const kube = new FakeKube();
+    kube.resourceVersionColumn = false;
+    kube.truth = [record('web', '5')];
+    const store = await started(kube);
+    const deliver = kube.write(record('web', '12'));
+    const read = store.get('tenant-a', 'web', undefined);
+    await settle();
+    // The metadata probe saw the write at 12: the read waits for its event.
+    deliver();
+    expect((await read).metadata.resourceVersion).toBe('12');
+    const probe = { labelSelector: undefined, fieldSelector: 'metadata.name=tenant-a.web' };
+    expect([kube.probes, kube.probeRequests]).toEqual([[probe, probe], ['table None', 'metadata']]);
     expect(kube.directReads).toBe(0);
   });
 

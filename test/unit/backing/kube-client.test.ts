@@ -65,6 +65,11 @@ describe('KubeClient Accept headers (client-go metadata client: a list kind for 
     expect(await acceptOf(() => client.list('/api/v1/secrets', {}, 'metadata'))).toBe('application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1');
   });
 
+  it('asks for a meta.k8s.io Table on a table list, passing includeObject through', async () => {
+    expect(await acceptOf(() => client.list('/apis/g/v1/things', { includeObject: 'None' }, 'table'))).toBe('application/json;as=Table;g=meta.k8s.io;v=v1');
+    expect(seen[0]?.url).toBe('/apis/g/v1/things?includeObject=None');
+  });
+
   it('asks for PartialObjectMetadata, never a list kind, on a metadata-only watch', async () => {
     expect(await acceptOf(() => client.watch('/api/v1/secrets', {}, () => undefined, { representation: 'metadata' }))).toBe('application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1');
   });

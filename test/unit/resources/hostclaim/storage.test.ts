@@ -12,6 +12,7 @@ import { hostClaimRecordCRD, hostClaimRecordSchemaGeneration } from '../../../..
  */
 const SPEC_DIGEST_BY_GENERATION: Readonly<Record<number, string>> = {
   1: '2f6cf491e19474c5cb0495c5bfa26de1df1f2fef11c88d70df52635d3099df12',
+  2: 'd69f31941ed2fe46e8c30943a4c47f5ade70928f63ff2b62441b7a7a55e37e0d',
 };
 
 describe('the HostClaimRecord CRD', () => {

@@ -35,7 +35,7 @@ import type { WatchHub } from '../api/rest/watch-hub.js';
 import type { ListQuery } from '../api/rest/store.js';
 import { escapeFieldValue } from '../api/field-selector.js';
 import { ConsistentReadFence, type ProbeScope } from './consistent-read.js';
-import type { ProbeClient } from './scope-probe.js';
+import type { ProbeClient, ProbeMethod } from './scope-probe.js';
 import type { SharedInformer } from './shared-informers.js';
 import type { ContinueTokens, ListIdentity, ListPosition } from './continue-token.js';
 import { ListSnapshots } from './list-snapshots.js';
@@ -66,10 +66,10 @@ export class CachedReads {
     private readonly hub: WatchHub,
     private readonly mapping: StorageMapping,
     private readonly tokens: ContinueTokens,
+    probe: ProbeMethod,
   ) {
     records.addIndexer(tenantNamespaceIndex.name, tenantNamespaceIndex.fn);
-    // Our CRD, its records in one namespace: probed as a Table of names and resourceVersions.
-    this.fence = new ConsistentReadFence(client, records, { probe: { kind: 'table', namespace: mapping.storageNamespace } });
+    this.fence = new ConsistentReadFence(client, records, { probe });
   }
 
   async get(namespace: string, name: string, resourceVersion: string | undefined): Promise<CachedGet> {

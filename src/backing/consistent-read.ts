@@ -38,7 +38,7 @@
  */
 import { revision } from '../api/rest/types.js';
 import type { KubeObject } from './informer.js';
-import { probeScope, type ProbeClient, type ProbeMethod, type ProbeResult } from './scope-probe.js';
+import { ScopeProber, type ProbeClient, type ProbeMethod, type ProbeResult } from './scope-probe.js';
 import { objectKey } from './shared-informers.js';
 
 /** What a fence needs of a shared cache (a SharedInformer). */
@@ -71,22 +71,22 @@ const defaultWaitMs = 3_000;
 export class ConsistentReadFence {
   private readonly probes = new ProbeCoalescer<ProbeResult>();
   private readonly waitMs: number;
-  private readonly method: ProbeMethod;
+  private readonly prober: ScopeProber;
 
   constructor(
-    private readonly client: ProbeClient,
+    client: ProbeClient,
     private readonly cache: FencedCache,
     options: { readonly waitMs?: number; readonly probe?: ProbeMethod } = {},
   ) {
     this.waitMs = options.waitMs ?? defaultWaitMs;
-    this.method = options.probe ?? { kind: 'metadata' };
+    this.prober = new ScopeProber(client, options.probe ?? { kind: 'metadata' });
   }
 
   /** Probes kube-apiserver (coalesced) and waits for the cache to agree; rejects with the probe's error. */
   async fence(scope: ProbeScope, signal?: AbortSignal): Promise<Freshness> {
     if (!this.cache.isHealthy()) return { fresh: false, reason: 'unhealthy' };
     const probed = await this.probes.run(scope.key, () =>
-      probeScope(this.client, this.method, { path: this.cache.resource.path, labelSelector: scope.labelSelector, fieldSelector: scope.fieldSelector }),
+      this.prober.probe({ path: this.cache.resource.path, labelSelector: scope.labelSelector, fieldSelector: scope.fieldSelector }),
     );
     return this.waitForAgreement(scope, probed, signal);
   }

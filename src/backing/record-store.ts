@@ -28,6 +28,7 @@ import { compareStorageKeys, type ApiObject, type ObjectList } from '../api/rest
 import { escapeFieldValue } from '../api/field-selector.js';
 import type { ContinueTokens, ListIdentity } from './continue-token.js';
 import { CachedReads } from './cached-reads.js';
+import type { ProbeMethod } from './scope-probe.js';
 import type { BackingResource, SharedInformer, SharedInformerFactory } from './shared-informers.js';
 import { applyRefusal, renamer, translateBackingError, type VirtualTarget } from './errors.js';
 import { isNotFound, type KubeClient, type KubeStatus } from './kube-client.js';
@@ -53,6 +54,14 @@ export class RecordStore implements WritableStore {
     private readonly continueTokens: ContinueTokens,
   ) {
     this.collectionPath = `/apis/${mapping.backing.group}/${mapping.backing.version}/namespaces/${mapping.storageNamespace}/${backingPlural}`;
+  }
+
+  /**
+   * How every reader's fence probes the records: our CRD, its records in one
+   * namespace, so as a Table of names and resourceVersions (scope-probe.ts).
+   */
+  get probe(): ProbeMethod {
+    return { kind: 'table', namespace: this.mapping.storageNamespace };
   }
 
   /** The records' shared cache; asked for once the backing CRD is installed (before, the list would only fail). */
@@ -83,7 +92,7 @@ export class RecordStore implements WritableStore {
         hub.progress(resourceVersion);
       },
     });
-    this.cachedReads = new CachedReads(this.client, records, hub, mapping, this.continueTokens);
+    this.cachedReads = new CachedReads(this.client, records, hub, mapping, this.continueTokens, this.probe);
   }
 
   stop(): void {

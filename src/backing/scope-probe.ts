@@ -10,7 +10,8 @@
  *   (`includeObject=None`), each row only a name and a resourceVersion. A row
  *   names no namespace, so this probe is only for scopes in one namespace.
  *   A Table without the column (a CRD not yet upgraded, or changed by hand)
- *   falls back to the metadata probe.
+ *   falls back to the metadata probe, and the prober keeps to metadata for
+ *   a minute before trying the Table again.
  */
 import { revision } from '../api/rest/types.js';
 import { resourceVersionColumn } from './crd.js';
@@ -48,17 +49,36 @@ export interface Table {
   readonly rows?: readonly { readonly cells?: readonly unknown[] | null }[] | null;
 }
 
-export async function probeScope(client: ProbeClient, method: ProbeMethod, request: ProbeRequest): Promise<ProbeResult> {
-  const query = { labelSelector: request.labelSelector, fieldSelector: request.fieldSelector };
-  if (method.kind === 'table') {
-    const table = await client.list<Table>(request.path, { ...query, includeObject: 'None' }, 'table');
-    const read = readTable(table, method.namespace);
-    if (read !== undefined) return read;
+/** After a Table it cannot read, a prober lists metadata for this long before trying the Table again. */
+export const tableRetryMs = 60_000;
+
+/**
+ * Probes scopes of one resource by its method. A Table it cannot read (the
+ * CRD lacks the column until a replica of this version updates it) costs a
+ * second request, so for `tableRetryMs` after one it lists metadata only.
+ */
+export class ScopeProber {
+  private tableUnreadableUntil = 0;
+
+  constructor(
+    private readonly client: ProbeClient,
+    readonly method: ProbeMethod,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async probe(request: ProbeRequest): Promise<ProbeResult> {
+    const query = { labelSelector: request.labelSelector, fieldSelector: request.fieldSelector };
+    if (this.method.kind === 'table' && this.now() >= this.tableUnreadableUntil) {
+      const table = await this.client.list<Table>(request.path, { ...query, includeObject: 'None' }, 'table');
+      const read = readTable(table, this.method.namespace);
+      if (read !== undefined) return read;
+      this.tableUnreadableUntil = this.now() + tableRetryMs;
+    }
+    const list = await this.client.list<MetadataList>(request.path, query, 'metadata');
+    const items = new Map<string, bigint>();
+    for (const item of list.items ?? []) items.set(objectKey(item.metadata.namespace, item.metadata.name), revision(item.metadata.resourceVersion));
+    return { resourceVersion: revision(list.metadata.resourceVersion), items };
   }
-  const list = await client.list<MetadataList>(request.path, query, 'metadata');
-  const items = new Map<string, bigint>();
-  for (const item of list.items ?? []) items.set(objectKey(item.metadata.namespace, item.metadata.name), revision(item.metadata.resourceVersion));
-  return { resourceVersion: revision(list.metadata.resourceVersion), items };
 }
 
 /**

@@ -30,6 +30,7 @@ import { ConsistentReadFence, type FencedCache, type Freshness, type ProbeScope 
 import { dependencyFailure } from '../../backing/errors.js';
 import type { KubeObject } from '../../backing/informer.js';
 import type { KubeClient } from '../../backing/kube-client.js';
+import type { ProbeMethod } from '../../backing/scope-probe.js';
 import type { BackingResource, SharedInformer, SharedInformerFactory } from '../../backing/shared-informers.js';
 import { metal3Resources, type BareMetalHost, type HostDeployPolicy, type Namespace } from '../../metal3/types.js';
 import { policyKey } from '../../tenancy/visibility.js';
@@ -44,6 +45,8 @@ export interface ClaimSource {
   readonly hub: WatchHub;
   /** The records' shared cache (asked for from the factory once the hub has synced). */
   readonly resource: BackingResource;
+  /** How a fence probes the records (the REST layer's reads probe them the same way). */
+  readonly probe: ProbeMethod;
 }
 
 /** What the feed needs of an input's shared cache to fence it. */
@@ -239,7 +242,7 @@ export class HardwareDataFeed {
 
   /** The input's fence (one per input: probes of a scope are coalesced across requests). */
   private fence(input: Input, cache: InputCache, scope: ProbeScope): Promise<Freshness> {
-    this.fences[input] ??= new ConsistentReadFence(this.client, cache);
+    this.fences[input] ??= new ConsistentReadFence(this.client, cache, { probe: input === 'claims' ? this.claims.probe : { kind: 'metadata' } });
     return this.fences[input].fence(scope).catch((error: unknown) => {
       throw dependencyFailure(error, 'storage') ?? error;
     });

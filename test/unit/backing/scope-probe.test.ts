@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { resourceVersionColumn } from '../../../src/backing/crd.js';
 import type { ListRepresentation } from '../../../src/backing/kube-client.js';
-import { probeScope, readTable, type ProbeMethod, type Table } from '../../../src/backing/scope-probe.js';
+import { readTable, ScopeProber, tableRetryMs, type ProbeMethod, type Table } from '../../../src/backing/scope-probe.js';
 
 /** As kube-apiserver answered a CR's `as=Table` list with includeObject=None (v1.37, captured with curl): objects null. */
 function table(rows: unknown[][], columns = [{ name: 'Name', format: 'name' }, { name: resourceVersionColumn.name, format: '' }]): Table {
@@ -49,26 +49,49 @@ class Client {
   }
 }
 
-describe('probeScope', () => {
+describe('ScopeProber', () => {
   const request = { path: '/apis/g/v1/namespaces/ns/things', labelSelector: 'a=b', fieldSelector: undefined };
   const selectors = { labelSelector: 'a=b', fieldSelector: undefined };
   const tableProbe: ProbeMethod = { kind: 'table', namespace: 'ns' };
 
   it('lists metadata only for a resource whose CRD is not ours', async () => {
     const client = new Client(table([['x', '9']]));
-    expect(await probeScope(client, { kind: 'metadata' }, request)).toEqual({ resourceVersion: 30n, items: new Map([['ns/x', 8n]]) });
+    expect(await new ScopeProber(client, { kind: 'metadata' }).probe(request)).toEqual({ resourceVersion: 30n, items: new Map([['ns/x', 8n]]) });
     expect(client.requests).toEqual([[request.path, selectors, 'metadata']]);
   });
 
   it('lists a Table without objects for a CRD of ours', async () => {
     const client = new Client(table([['x', '9']]));
-    expect(await probeScope(client, tableProbe, request)).toEqual({ resourceVersion: 9420n, items: new Map([['ns/x', 9n]]) });
+    expect(await new ScopeProber(client, tableProbe).probe(request)).toEqual({ resourceVersion: 9420n, items: new Map([['ns/x', 9n]]) });
     expect(client.requests).toEqual([[request.path, { ...selectors, includeObject: 'None' }, 'table']]);
   });
 
   it('falls back to metadata when the Table lacks the resourceVersion column', async () => {
     const client = new Client(table([['x', '1m']], [{ name: 'Name', format: 'name' }, { name: 'Age', format: '' }]));
-    expect(await probeScope(client, tableProbe, request)).toEqual({ resourceVersion: 30n, items: new Map([['ns/x', 8n]]) });
+    expect(await new ScopeProber(client, tableProbe).probe(request)).toEqual({ resourceVersion: 30n, items: new Map([['ns/x', 8n]]) });
     expect(client.requests.map(([, , representation]) => representation)).toEqual(['table', 'metadata']);
+  });
+
+  it('keeps to metadata for a minute after a Table it could not read, then tries the Table again', async () => {
+    const client = new Client(table([['x', '1m']], [{ name: 'Name', format: 'name' }, { name: 'Age', format: '' }]));
+    let now = 1_000;
+    const prober = new ScopeProber(client, tableProbe, () => now);
+    const kinds = (): ListRepresentation[] => client.requests.map(([, , representation]) => representation);
+    await prober.probe(request);
+    expect(kinds()).toEqual(['table', 'metadata']);
+    now += tableRetryMs - 1;
+    await prober.probe(request);
+    expect(kinds()).toEqual(['table', 'metadata', 'metadata']);
+    now += 1;
+    await prober.probe(request);
+    expect(kinds()).toEqual(['table', 'metadata', 'metadata', 'table', 'metadata']);
+  });
+
+  it('keeps to the Table while it can read it', async () => {
+    const client = new Client(table([['x', '9']]));
+    const prober = new ScopeProber(client, tableProbe);
+    await prober.probe(request);
+    await prober.probe(request);
+    expect(client.requests.map(([, , representation]) => representation)).toEqual(['table', 'table']);
   });
 });

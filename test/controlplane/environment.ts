@@ -366,12 +366,10 @@ class LocalDevEnvironment implements DevEnvironment {
 
   #serverArgs(port: number, kubeconfigPath = this.serverKubeconfigPath): string[] {
     return [
-      // As the image's entry point (Dockerfile): a young generation of 2 × 16 MB, not V8's 2 × 64 MB, an old
-      // generation sized as in a 1 GiB container whatever this machine has, and V8's memory saver mode, which keeps
-      // the heap near its live size instead of letting committed pages creep up (docs/operations.md, "Memory").
+      // As the image's entry point (Dockerfile): a young generation of 2 × 16 MB, not V8's 2 × 64 MB, and an old
+      // generation sized as in a 1 GiB container whatever this machine has (docs/operations.md, "Memory").
       '--max-semi-space-size=16',
       '--max-old-space-size=512',
-      '--memory-saver-mode',
       this.#serverEntry,
       `--secure-port=${port}`,
       '--bind-address=127.0.0.1',

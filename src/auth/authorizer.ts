@@ -10,10 +10,10 @@
  * synced, denying what a RoleBinding not yet loaded allows. Such a denial
  * is neither shown nor cached; an allow is (RBAC only adds).
  */
-import { LRUCache } from 'lru-cache';
 import { dependencyFailure, unavailableNow } from '../backing/errors.js';
 import type { KubeClient } from '../backing/kube-client.js';
 import type { UserInfo } from './user.js';
+import { ExpiringAnswers } from './expiring-answers.js';
 
 export type Attributes =
   | {
@@ -47,27 +47,16 @@ interface SubjectAccessReviewStatus {
   readonly evaluationError?: string;
 }
 
-interface Lookup {
-  readonly user: UserInfo;
-  readonly attributes: Attributes;
-}
-
 export type AccessReview = (user: UserInfo, attributes: Attributes) => Promise<Decision>;
 
 export class Authorizer {
-  private readonly cache: LRUCache<string, Decision, Lookup>;
+  private readonly cache = new ExpiringAnswers<Decision>({ max: 10_000, ttlMs: cacheTtlMs });
 
   /** `denialsTrusted`: whether kube-apiserver is ready, so that a denial means the requester lacks the permission. */
   constructor(
-    review: AccessReview,
+    private readonly review: AccessReview,
     private readonly denialsTrusted: () => boolean = () => true,
-  ) {
-    this.cache = new LRUCache<string, Decision, Lookup>({
-      max: 10_000,
-      ttl: cacheTtlMs,
-      fetchMethod: async (_key, _stale, { context }) => review(context.user, context.attributes),
-    });
-  }
+  ) {}
 
   /** Asks kube-apiserver with a SubjectAccessReview. */
   static delegating(client: KubeClient, denialsTrusted: () => boolean): Authorizer {
@@ -80,7 +69,7 @@ export class Authorizer {
     const key = cacheKey(user, attributes);
     let decision: Decision | undefined;
     try {
-      decision = await this.cache.fetch(key, { context: { user, attributes } });
+      decision = await this.cache.fetch(key, () => this.review(user, attributes));
     } catch (error) {
       // Not cached: the next request asks again.
       throw dependencyFailure(error, 'authorization') ?? error;

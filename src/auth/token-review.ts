@@ -7,11 +7,11 @@
  * `dependencyFailure`).
  */
 import { createHash } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
 import { dependencyFailure } from '../backing/errors.js';
 import type { KubeClient } from '../backing/kube-client.js';
 import type { AuthenticationOutcome, Credentials } from './credentials.js';
 import type { UserInfo } from './user.js';
+import { ExpiringAnswers } from './expiring-answers.js';
 
 interface TokenReviewStatus {
   readonly authenticated?: boolean;
@@ -25,22 +25,16 @@ const cacheTtlMs = 10_000;
 const reviewTimeoutMs = 10_000;
 
 export class TokenReviewAuthenticator {
-  private readonly cache: LRUCache<string, Review, string>;
+  private readonly cache = new ExpiringAnswers<Review>({ max: 10_000, ttlMs: cacheTtlMs });
 
-  constructor(client: KubeClient) {
-    this.cache = new LRUCache<string, Review, string>({
-      max: 10_000,
-      ttl: cacheTtlMs,
-      fetchMethod: async (_key, _stale, { context }) => review(client, context),
-    });
-  }
+  constructor(private readonly client: KubeClient) {}
 
   async authenticate(credentials: Credentials): Promise<AuthenticationOutcome> {
     const token = bearerToken(credentials.headers.authorization?.[0]);
     if (token === undefined) return { kind: 'none' };
     // Key by digest so tokens are never held as cache keys in memory dumps.
     const key = createHash('sha256').update(token).digest('hex');
-    const result = await this.cache.fetch(key, { context: token }).catch((error: unknown) => {
+    const result = await this.cache.fetch(key, () => review(this.client, token)).catch((error: unknown) => {
       throw dependencyFailure(error, 'authentication') ?? error;
     });
     if (result === undefined || 'error' in result) return { kind: 'failed', error: 'invalid bearer token' };

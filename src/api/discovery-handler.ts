@@ -1,7 +1,7 @@
 /** Serves the discovery documents; the documents are built and serialized once. */
 import type { Request, RequestHandler, Response } from 'express';
-import { requestContext } from '../server/context.js';
-import { jsonContentType, writeSerialized } from '../server/respond.js';
+import { requestContext } from './request-context.js';
+import { jsonContentType, writeSerialized } from './respond.js';
 import {
   aggregatedDiscovery,
   apiGroup,

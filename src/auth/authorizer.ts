@@ -122,3 +122,11 @@ async function subjectAccessReview(client: KubeClient, user: UserInfo, attribute
   const status = answer.status ?? {};
   return { allowed: status.allowed === true && status.denied !== true, reason: status.reason ?? '' };
 }
+
+/** k8s.io/apiserver responsewriters.forbiddenMessage. */
+export function forbiddenMessage(user: string, attributes: Attributes): string {
+  if (attributes.kind === 'nonResource') return `User "${user}" cannot ${attributes.verb} path "${attributes.path}"`;
+  const resource = attributes.subresource === '' ? attributes.resource : `${attributes.resource}/${attributes.subresource}`;
+  const where = attributes.namespace === '' ? 'at the cluster scope' : `in the namespace "${attributes.namespace}"`;
+  return `User "${user}" cannot ${attributes.verb} resource "${resource}" in API group "${attributes.group}" ${where}`;
+}

@@ -4,8 +4,8 @@
  * check; liveness only those that mean "restart me".
  */
 import type { Request, RequestHandler, Response } from 'express';
-import { requestContext } from './context.js';
-import { exactRoutes, type RouteHandler } from './routes.js';
+import { requestContext } from '../api/request-context.js';
+import { exactRoutes, type RouteHandler } from '../api/exact-routes.js';
 
 export interface HealthCheck {
   readonly name: string;

@@ -22,8 +22,8 @@ import { withMaxInFlight, type InFlightLimits } from './filters/max-in-flight.js
 import { withRequestInfo } from './filters/request-info.js';
 import { withRequestDeadline } from './filters/request-deadline.js';
 import { withRequestLog } from './filters/request-log.js';
-import { writeSerialized } from './respond.js';
-import { exactRoutes } from './routes.js';
+import { writeSerialized } from '../api/respond.js';
+import { exactRoutes } from '../api/exact-routes.js';
 
 export interface PipelineDependencies {
   readonly logger: Logger;

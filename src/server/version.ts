@@ -1,6 +1,6 @@
 /** /version in the shape of k8s.io/apimachinery's version.Info. */
 import type { RequestHandler } from 'express';
-import { exactRoutes } from './routes.js';
+import { exactRoutes } from '../api/exact-routes.js';
 import { projectVersion } from '../project-root.js';
 
 export function versionInfo(): Record<string, string> {

@@ -12,9 +12,9 @@
  * happens in an earlier stage.
  */
 import type { Request, RequestHandler, Response } from 'express';
-import { requestContext } from '../../server/context.js';
-import { endInSlices } from '../../server/respond.js';
-import { exactRoutes } from '../../server/routes.js';
+import { requestContext } from '../request-context.js';
+import { endInSlices } from '../respond.js';
+import { exactRoutes } from '../exact-routes.js';
 import { negotiate, type MediaRange } from '../negotiation.js';
 import type { ApiGroupVersion } from '../resource.js';
 import { etagMatches, serializeDocument, type SerializedDocument } from '../serialized-document.js';

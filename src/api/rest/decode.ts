@@ -7,7 +7,7 @@
  * (type meta, ObjectMeta for every kind, then the kind's rules) and the
  * kind's admission.
  */
-import { requestUser } from '../../server/context.js';
+import { requestUser } from '../request-context.js';
 import { invalid, invalidValue, type FieldError } from '../field-errors.js';
 import { decodeObjectMeta, MetaDecodeError, resetForUpdate, validateObjectMetaCreate, validateObjectMetaUpdate } from '../object-meta.js';
 import { loadSchemaSource, type K8sSchema } from '../openapi/schema-source.js';

@@ -4,7 +4,7 @@
  * validation) before anything is written, with kube's preconditions and the
  * garbage collector's finalizers for Foreground/Orphan.
  */
-import { writeJson } from '../../server/respond.js';
+import { writeJson } from '../respond.js';
 import { ApiError, conflict, deleteUidMismatch, type GroupResource } from '../status.js';
 import { parseJson, readBody } from './body.js';
 import type { WriteCall } from './contracts.js';

@@ -8,7 +8,7 @@
  */
 import type { Router } from 'express';
 import { Router as createRouter } from 'express';
-import { requestContext, requestUser } from '../../server/context.js';
+import { requestContext, requestUser } from '../request-context.js';
 import type { ResourceRequestInfo } from '../request-info.js';
 import { groupVersionString, type ApiGroupVersion, type Verb } from '../resource.js';
 import { escapeFieldValue, parseFieldSelector } from '../field-selector.js';

@@ -15,7 +15,7 @@
  * live events).
  */
 import type { UserInfo } from '../../auth/user.js';
-import { requestUser } from '../../server/context.js';
+import { requestUser } from '../request-context.js';
 import { badRequest, type GroupResource } from '../status.js';
 import type { Call } from './contracts.js';
 import type { ListParameters } from './query.js';

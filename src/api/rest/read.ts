@@ -5,7 +5,7 @@
  * whatever it returns, on every resourceVersion path. What is returned
  * goes through the requester's projection (projection.ts).
  */
-import { requestUser } from '../../server/context.js';
+import { requestUser } from '../request-context.js';
 import { RequesterProjection } from './projection.js';
 import { respondList, respondObject } from './representation.js';
 import { checkReadResourceVersion, parseListParameters, type ListParameters, type ListScope } from './query.js';

@@ -1,7 +1,7 @@
 /** Writes objects and lists in the representation the client negotiated (JSON, YAML, Table, PartialObjectMetadata). */
 import type { Request, Response } from 'express';
-import { requestContext } from '../../server/context.js';
-import { jsonContentType, writeJson, writeSerialized, writeYaml } from '../../server/respond.js';
+import { requestContext } from '../request-context.js';
+import { jsonContentType, writeJson, writeSerialized, writeYaml } from '../respond.js';
 import type { ResourceStrategy } from './contracts.js';
 import { negotiateConversion, negotiateOutput } from './output-format.js';
 import { toPartialObjectMetadata, toPartialObjectMetadataList } from './partial-object-metadata.js';

@@ -16,7 +16,7 @@
  * class (tenant, infrastructure admin), never serialized per watcher.
  */
 import type { Request, Response } from 'express';
-import { requestContext, requestUser } from '../../server/context.js';
+import { requestContext, requestUser } from '../request-context.js';
 import type { RestResource } from './contracts.js';
 import { negotiateOutput, type OutputFormat } from './output-format.js';
 import { parseIncludeObject } from './table.js';

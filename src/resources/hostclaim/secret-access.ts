@@ -6,10 +6,9 @@
  * references (a SubjectAccessReview for the real user, as kube-apiserver
  * itself would authorize a read of that Secret).
  */
-import type { Attributes, Authorizer } from '../../auth/authorizer.js';
+import { forbiddenMessage, type Attributes, type Authorizer } from '../../auth/authorizer.js';
 import type { AdmissionRequest } from '../../api/rest/contracts.js';
 import { forbidden } from '../../api/status.js';
-import { forbiddenMessage } from '../../server/filters/authorization.js';
 import { secretReferences } from '../../tenancy/secret-references.js';
 
 export function secretAccessAdmission(authorizer: Authorizer): (request: AdmissionRequest) => Promise<void> {

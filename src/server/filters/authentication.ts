@@ -19,7 +19,7 @@ import type { Credentials } from '../../auth/credentials.js';
 import { presentedChain } from '../../auth/x509-chain.js';
 import { unauthorized } from '../../api/status.js';
 import type { ApiServerMetrics } from '../../observability/metrics.js';
-import { requestContext } from '../context.js';
+import { requestContext } from '../../api/request-context.js';
 
 export function withAuthentication(authenticator: Pick<Authenticator, 'authenticate'>, metrics: ApiServerMetrics): RequestHandler {
   return async (req, _res, next) => {

@@ -3,11 +3,11 @@
  * would use, and answer 403 in kube's words when denied.
  */
 import type { RequestHandler } from 'express';
-import type { Attributes, Authorizer } from '../../auth/authorizer.js';
+import { forbiddenMessage, type Attributes, type Authorizer } from '../../auth/authorizer.js';
 import type { RequestInfo } from '../../api/request-info.js';
 import { forbidden, forbiddenPath } from '../../api/status.js';
 import type { ApiServerMetrics } from '../../observability/metrics.js';
-import { requestContext, requestUser } from '../context.js';
+import { requestContext, requestUser } from '../../api/request-context.js';
 
 export function withAuthorization(authorizer: Pick<Authorizer, 'authorize'>, metrics: ApiServerMetrics): RequestHandler {
   return async (req, _res, next) => {
@@ -38,12 +38,4 @@ export function toAttributes(info: RequestInfo): Attributes {
     namespace: info.namespace,
     name: info.name,
   };
-}
-
-/** k8s.io/apiserver responsewriters.forbiddenMessage. */
-export function forbiddenMessage(user: string, attributes: Attributes): string {
-  if (attributes.kind === 'nonResource') return `User "${user}" cannot ${attributes.verb} path "${attributes.path}"`;
-  const resource = attributes.subresource === '' ? attributes.resource : `${attributes.resource}/${attributes.subresource}`;
-  const where = attributes.namespace === '' ? 'at the cluster scope' : `in the namespace "${attributes.namespace}"`;
-  return `User "${user}" cannot ${attributes.verb} resource "${resource}" in API group "${attributes.group}" ${where}`;
 }

@@ -6,7 +6,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { ApiError, badRequest, internalError } from '../../api/status.js';
 import type { Logger } from '../../observability/logger.js';
-import { writeStatus } from '../respond.js';
+import { writeStatus } from '../../api/respond.js';
 
 /**
  * kube-apiserver's last handler (util/notfoundhandler) is Go's http.NotFound:

@@ -12,11 +12,11 @@
  * would serve the request as the impersonated user).
  */
 import type { RequestHandler } from 'express';
-import type { Authorizer } from '../../auth/authorizer.js';
+import { forbiddenMessage, type Authorizer } from '../../auth/authorizer.js';
 import { goQuote } from '../../api/go-strings.js';
 import { badRequest, forbidden, forbiddenPath } from '../../api/status.js';
-import { requestContext, requestUser } from '../context.js';
-import { forbiddenMessage, toAttributes } from './authorization.js';
+import { requestContext, requestUser } from '../../api/request-context.js';
+import { toAttributes } from './authorization.js';
 
 export function withImpersonation(authorizer: Pick<Authorizer, 'authorize'>): RequestHandler {
   return async (req, _res, next) => {

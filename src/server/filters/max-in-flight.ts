@@ -6,7 +6,7 @@
 import type { RequestHandler } from 'express';
 import { tooManyRequests } from '../../api/status.js';
 import type { ApiServerMetrics } from '../../observability/metrics.js';
-import { requestContext } from '../context.js';
+import { requestContext } from '../../api/request-context.js';
 
 export interface InFlightLimits {
   readonly readOnly: number;

@@ -15,8 +15,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
 import { GoDurationError, parseGoDuration } from '../../api/go-duration.js';
 import { ApiError, badRequest } from '../../api/status.js';
-import { requestContext } from '../context.js';
-import { writeStatus } from '../respond.js';
+import { requestContext } from '../../api/request-context.js';
+import { writeStatus } from '../../api/respond.js';
 
 export function withRequestDeadline(maximumMs: number): RequestHandler {
   return (req, res, next) => {

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { parseRequestInfo, type RequestInfo } from '../../api/request-info.js';
 import { parseRequestUrl, type RequestUrl } from '../../api/request-url.js';
-import { setRequestContext } from '../context.js';
+import { setRequestContext } from '../../api/request-context.js';
 
 const auditIdHeader = 'audit-id';
 

@@ -6,7 +6,7 @@
 import type { RequestHandler } from 'express';
 import type { Logger } from '../../observability/logger.js';
 import type { ApiServerMetrics, RequestLabels } from '../../observability/metrics.js';
-import { requestContext, type RequestContext } from '../context.js';
+import { requestContext, type RequestContext } from '../../api/request-context.js';
 
 const quietPaths = new Set(['/healthz', '/livez', '/readyz', '/metrics']);
 /** Health endpoints and their per-check paths (/readyz/<check>). */

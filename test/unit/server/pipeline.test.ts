@@ -20,7 +20,7 @@ import type { UserInfo } from '../../../src/auth/user.js';
 import { createLogger } from '../../../src/observability/logger.js';
 import { ApiServerMetrics } from '../../../src/observability/metrics.js';
 import { createCertificateAuthority, issueCertificate } from '../../../src/pki/certificates.js';
-import { requestUser } from '../../../src/server/context.js';
+import { requestUser } from '../../../src/api/request-context.js';
 import { HealthChecks } from '../../../src/server/health.js';
 import { HttpsServer } from '../../../src/server/https-server.js';
 import { buildHandlerChain } from '../../../src/server/pipeline.js';

@@ -4,8 +4,8 @@
  * values and nothing outlives the request.
  */
 import type { IncomingMessage } from 'node:http';
-import type { RequestInfo } from '../api/request-info.js';
-import type { RequestUrl } from '../api/request-url.js';
+import type { RequestInfo } from './request-info.js';
+import type { RequestUrl } from './request-url.js';
 import type { UserInfo } from '../auth/user.js';
 
 export interface RequestContext {

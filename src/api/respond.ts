@@ -1,7 +1,7 @@
 /** Response encoding shared by every handler: JSON and YAML bodies, metav1.Status errors. */
 import type { ServerResponse } from 'node:http';
 import { stringify } from 'yaml';
-import type { ApiError } from '../api/status.js';
+import type { ApiError } from './status.js';
 
 export const jsonContentType = 'application/json';
 

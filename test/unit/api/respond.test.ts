@@ -4,7 +4,7 @@ import type { ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCertificateAuthority, issueCertificate, type CertificateAuthority } from '../../../src/pki/certificates.js';
-import { bodySliceBytes, writeSerialized } from '../../../src/server/respond.js';
+import { bodySliceBytes, writeSerialized } from '../../../src/api/respond.js';
 
 /**
  * The sizes of the writes a TLS socket is handed: each one sizes the

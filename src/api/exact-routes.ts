@@ -5,7 +5,7 @@
  * path is the one the request-info stage parsed).
  */
 import type { Request, RequestHandler, Response } from 'express';
-import { requestContext } from './context.js';
+import { requestContext } from './request-context.js';
 
 export type RouteHandler = (req: Request, res: Response) => void | Promise<void>;
 

@@ -24,9 +24,15 @@ export interface KubeObject {
 }
 
 interface ObjectList<T> {
-  readonly metadata: { readonly resourceVersion?: string };
+  readonly metadata: { readonly resourceVersion?: string; readonly continue?: string };
   readonly items: T[] | null;
 }
+
+/** client-go's pager (tools/pager defaultPageSize). */
+export const listPageSize = 500;
+
+/** A list's continuation answered 410: its snapshot is gone. */
+class ContinuationExpired extends Error {}
 
 export interface InformerHandlers<T> {
   /** A complete (re)list: the new state replaces everything seen before. */
@@ -130,13 +136,44 @@ export class Informer<T extends KubeObject> {
     }
   }
 
+  /**
+   * A consistent list in pages of `listPageSize`, as client-go's reflector
+   * lists through its pager: one answer of 10,000 hosts with their hardware
+   * is ~100 MB of text the process would hold at once (and malloc keep), a
+   * page a few MB. Every page is of the first page's snapshot. A
+   * continuation whose snapshot was compacted meanwhile (410) falls back to
+   * one list without a limit, as the pager's FullListIfExpired does.
+   */
   private async relist(): Promise<void> {
-    const list = await this.client.list<ObjectList<T>>(this.options.path, this.selectors(), this.representation(), this.abort.signal);
-    // An empty PartialObjectMetadataList has `items: null`.
-    const items = list.items ?? [];
+    let list: ObjectList<T>;
+    try {
+      list = await this.listInPages();
+    } catch (error) {
+      if (!(error instanceof ContinuationExpired)) throw error;
+      list = await this.listPage(undefined, undefined);
+    }
     this.resourceVersion = list.metadata.resourceVersion ?? '';
     this.healthy = true;
-    this.handlers.onList?.(items, this.resourceVersion);
+    this.handlers.onList?.(list.items ?? [], this.resourceVersion);
+  }
+
+  private async listInPages(): Promise<ObjectList<T>> {
+    const first = await this.listPage(listPageSize, undefined);
+    // An empty PartialObjectMetadataList has `items: null`.
+    const items = first.items ?? [];
+    for (let token = first.metadata.continue; token !== undefined && token !== ''; ) {
+      const page = await this.listPage(listPageSize, token).catch((error: unknown) => {
+        throw isExpired(error) ? new ContinuationExpired() : error;
+      });
+      for (const item of page.items ?? []) items.push(item);
+      token = page.metadata.continue;
+    }
+    return { metadata: first.metadata, items };
+  }
+
+  private listPage(limit: number | undefined, token: string | undefined): Promise<ObjectList<T>> {
+    const query = { ...this.selectors(), limit: limit === undefined ? undefined : String(limit), continue: token };
+    return this.client.list<ObjectList<T>>(this.options.path, query, this.representation(), this.abort.signal);
   }
 
   /** One watch from the current resourceVersion until the server ends it; how long it lasted and what it delivered. */

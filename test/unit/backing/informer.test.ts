@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Informer, type KubeObject, type ListWatchClient } from '../../../src/backing/informer.js';
-import type { Representation, WatchEvent } from '../../../src/backing/kube-client.js';
+import { Informer, listPageSize, type KubeObject, type ListWatchClient } from '../../../src/backing/informer.js';
+import { KubeApiError, type Representation, type WatchEvent } from '../../../src/backing/kube-client.js';
 
 interface Call {
   readonly verb: 'list' | 'watch';
@@ -138,5 +138,80 @@ describe('Informer', () => {
     await vi.advanceTimersByTimeAsync(2500);
     expect(client.watches().map((c) => c.at)).toEqual([0, 1000, 2000]);
     expect(errors).toEqual([]);
+  });
+});
+
+/** A kube client listing `total` objects in pages as kube-apiserver does (limit, continue), whose watches never end. */
+class PagingClient implements ListWatchClient {
+  readonly lists: Readonly<Record<string, string | undefined>>[] = [];
+  readonly watchedFrom: (string | undefined)[] = [];
+
+  constructor(
+    private readonly total: number,
+    private readonly expireContinuation = false,
+  ) {}
+
+  list<T>(_path: string, query: Readonly<Record<string, string | undefined>>): Promise<T> {
+    this.lists.push(query);
+    const limit = query['limit'] === undefined ? this.total : Number(query['limit']);
+    const from = query['continue'] === undefined ? 0 : Number(query['continue']);
+    if (from > 0 && this.expireContinuation) {
+      return Promise.reject(new KubeApiError(410, { kind: 'Status', code: 410, reason: 'Expired', message: 'The provided continue parameter is too old' }));
+    }
+    const to = Math.min(from + limit, this.total);
+    const items = Array.from({ length: to - from }, (_, i) => ({ metadata: { namespace: 'ns', name: `o${from + i}`, resourceVersion: String(from + i + 1) } }));
+    // Every page tells the first page's snapshot, as kube's continuations do.
+    return Promise.resolve({ metadata: { resourceVersion: '7000', ...(to < this.total ? { continue: String(to) } : {}) }, items } as T);
+  }
+
+  async watch(_path: string, query: Readonly<Record<string, string | undefined>>): Promise<void> {
+    this.watchedFrom.push(query['resourceVersion']);
+    await new Promise(() => undefined);
+  }
+}
+
+describe('Informer lists in pages', () => {
+  let informer: Informer<KubeObject> | undefined;
+
+  afterEach(() => {
+    informer?.stop();
+  });
+
+  async function listed(client: PagingClient): Promise<{ readonly names: string[]; readonly resourceVersion: string }> {
+    return new Promise((resolve) => {
+      informer = new Informer(client, { path: '/apis/metal3.io/v1alpha1/baremetalhosts', labelSelector: 'a=b' }, {
+        onList: (objects, resourceVersion) => {
+          resolve({ names: objects.map((o) => o.metadata.name ?? ''), resourceVersion });
+        },
+      });
+      informer.start();
+    });
+  }
+
+  it(`asks for ${listPageSize} at a time, follows the continue tokens, and reports every object at the first page's resourceVersion`, async () => {
+    const client = new PagingClient(1_234);
+    const { names, resourceVersion } = await listed(client);
+    expect(names).toHaveLength(1_234);
+    expect(new Set(names).size).toBe(1_234);
+    expect(resourceVersion).toBe('7000');
+    expect(client.lists).toEqual([
+      { labelSelector: 'a=b', fieldSelector: undefined, limit: '500', continue: undefined },
+      { labelSelector: 'a=b', fieldSelector: undefined, limit: '500', continue: '500' },
+      { labelSelector: 'a=b', fieldSelector: undefined, limit: '500', continue: '1000' },
+    ]);
+    await vi.waitFor(() => {
+      expect(client.watchedFrom).toEqual(['7000']);
+    });
+  });
+
+  it('lists once without a limit when a continuation answers 410 (its snapshot was compacted), as client-go\'s pager does', async () => {
+    const client = new PagingClient(800, true);
+    const { names } = await listed(client);
+    expect(names).toHaveLength(800);
+    expect(client.lists.map((q) => [q['limit'], q['continue']])).toEqual([
+      ['500', undefined],
+      ['500', '500'],
+      [undefined, undefined],
+    ]);
   });
 });

@@ -7,7 +7,8 @@
  * - resourceVersion unset (a consistent read): after the fence
  *   (consistent-read.ts) for the read's scope: the one record for a GET or a
  *   list pinned to one name, the tenant namespace's records for a
- *   namespaced LIST, every claim record for a cluster-wide one.
+ *   namespaced LIST (probed together with the namespaces other LISTs ask
+ *   for meanwhile), every claim record for a cluster-wide one.
  * - resourceVersion X (GET, or LIST NotOlderThan): from memory once the
  *   cache has reached X; a cache below X is fenced like a consistent read,
  *   whose resourceVersion is then at least X unless X is in the future.
@@ -34,7 +35,7 @@ import type { SelectionPredicate } from '../api/rest/selection.js';
 import type { WatchHub } from '../api/rest/watch-hub.js';
 import type { ListQuery } from '../api/rest/store.js';
 import { escapeFieldValue } from '../api/field-selector.js';
-import { ConsistentReadFence, type ProbeScope } from './consistent-read.js';
+import { ConsistentReadFence, type Freshness, type ProbeScope, type ScopeBatch } from './consistent-read.js';
 import type { ProbeClient, ProbeMethod } from './scope-probe.js';
 import type { SharedInformer } from './shared-informers.js';
 import type { ContinueTokens, ListIdentity, ListPosition } from './continue-token.js';
@@ -59,6 +60,11 @@ export type CachedGet = { readonly found: ApiObject } | { readonly absent: true 
 export class CachedReads {
   private readonly fence: ConsistentReadFence;
   private readonly snapshots = new ListSnapshots();
+  private readonly namespaceBatch: ScopeBatch = {
+    key: 'namespaces',
+    maxMembers: maxNamespacesPerProbe,
+    scopeOf: (namespaces) => this.namespacesScope([...namespaces].sort()),
+  };
 
   constructor(
     client: ProbeClient,
@@ -74,7 +80,7 @@ export class CachedReads {
 
   async get(namespace: string, name: string, resourceVersion: string | undefined): Promise<CachedGet> {
     const recordName = backingName(namespace, name);
-    const at = await this.freshAt(this.objectScope(recordName), resourceVersion);
+    const at = await this.freshAt(() => this.fence.fence(this.objectScope(recordName)), resourceVersion);
     if (at === undefined) return undefined;
     const record = this.records.get(this.mapping.storageNamespace, recordName);
     if (record === undefined) return { absent: true };
@@ -90,8 +96,7 @@ export class CachedReads {
     if (query.continue !== undefined) return this.nextPage(query.continue, query, identity);
     if (query.limit !== undefined && query.resourceVersion !== undefined) return undefined;
     const name = query.selection.matchesSingle();
-    const scope = name !== undefined && namespace !== undefined ? this.objectScope(backingName(namespace, name)) : this.collectionScope(namespace);
-    const at = await this.freshAt(scope, query.resourceVersion);
+    const at = await this.freshAt(this.listFence(namespace, name), query.resourceVersion);
     if (at === undefined) return undefined;
     const items = (
       name !== undefined && namespace !== undefined ? [this.hub.get(namespace, name)].filter((o): o is ApiObject => o !== undefined) : this.hub.list(namespace)
@@ -153,7 +158,8 @@ export class CachedReads {
   async listNamespaces(namespaces: readonly string[], query: ListQuery): Promise<ObjectList | undefined> {
     if (query.continue !== undefined || query.limit !== undefined || query.resourceVersionMatch === 'Exact') return undefined;
     const sorted = [...new Set(namespaces)].sort();
-    const at = await this.freshAt(sorted.length > maxNamespacesPerProbe ? this.collectionScope(undefined) : this.namespacesScope(sorted), query.resourceVersion);
+    const scope = sorted.length > maxNamespacesPerProbe ? this.collectionScope() : this.namespacesScope(sorted);
+    const at = await this.freshAt(() => this.fence.fence(scope), query.resourceVersion);
     if (at === undefined) return undefined;
     return this.listOf(
       at,
@@ -166,18 +172,29 @@ export class CachedReads {
    * undefined to ask kube-apiserver. A client resourceVersion the cache
    * has reached needs no probe (NotOlderThan).
    */
-  private async freshAt(scope: ProbeScope, resourceVersion: string | undefined): Promise<string | undefined> {
+  private async freshAt(fence: () => Promise<Freshness>, resourceVersion: string | undefined): Promise<string | undefined> {
     if (!this.records.hasSynced()) return undefined;
     const minimum = resourceVersion === undefined ? undefined : revision(resourceVersion);
     // Malformed: kube-apiserver's path answers it with the right error.
     if (minimum !== undefined && minimum < 0n) return undefined;
     const current = this.hub.currentResourceVersion();
     if (minimum !== undefined && revision(current) >= minimum) return current;
-    const freshness = await this.fence.fence(scope);
+    const freshness = await fence();
     if (!freshness.fresh) return undefined;
     // A resourceVersion beyond the cluster's: kube-apiserver's path waits for it or answers 504.
     if (minimum !== undefined && revision(freshness.resourceVersion) < minimum) return undefined;
     return freshness.resourceVersion;
+  }
+
+  /**
+   * The fence of a list: its one record when pinned to a name; a
+   * namespace's records, probed together with the other namespaces being
+   * listed meanwhile (ScopeBatch); or every claim record.
+   */
+  private listFence(namespace: string | undefined, name: string | undefined): () => Promise<Freshness> {
+    if (namespace === undefined) return () => this.fence.fence(this.collectionScope());
+    if (name !== undefined) return () => this.fence.fence(this.objectScope(backingName(namespace, name)));
+    return () => this.fence.fenceMember(this.namespaceBatch, namespace);
   }
 
   private objectScope(recordName: string): ProbeScope {
@@ -195,16 +212,14 @@ export class CachedReads {
     const label = bookkeeping.namespaceLabel;
     return {
       key: `namespaces ${namespaces.join(',')}`,
-      labelSelector: `${label} in (${namespaces.join(',')})`,
+      labelSelector: namespaces.length === 1 ? `${label}=${namespaces.join('')}` : `${label} in (${namespaces.join(',')})`,
       cached: () => namespaces.flatMap((namespace) => this.records.byIndex(tenantNamespaceIndex.name, namespace)),
     };
   }
 
-  private collectionScope(namespace: string | undefined): ProbeScope {
+  /** Every claim record. */
+  private collectionScope(): ProbeScope {
     const label = bookkeeping.namespaceLabel;
-    if (namespace !== undefined) {
-      return { key: `namespace ${namespace}`, labelSelector: `${label}=${namespace}`, cached: () => this.records.byIndex(tenantNamespaceIndex.name, namespace) };
-    }
     return { key: 'all namespaces', labelSelector: label, cached: () => this.records.list().filter((r) => r.metadata.labels?.[label] !== undefined) };
   }
 }

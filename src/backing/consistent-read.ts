@@ -35,6 +35,14 @@
  * per scope is in flight; requests arriving meanwhile share the next one,
  * which starts when the current one ends. Under load the probes per request
  * tend to zero.
+ *
+ * Batching: scopes one probe can cover together (a ScopeBatch: namespaces,
+ * whose union is a label `in`) share probes across members too. While a
+ * batch's probe is in flight, the members asked for meanwhile wait, and the
+ * next probe covers all of them; each waits for the cache to agree with the
+ * probe on the whole union. A probe of a namespace costs kube-apiserver a
+ * pass over every record of the storage namespace whatever it returns, so
+ * one probe for several namespaces costs about what one for one does.
  */
 import { revision } from '../api/rest/types.js';
 import type { KubeObject } from './informer.js';
@@ -60,6 +68,14 @@ export interface ProbeScope {
   cached(): Iterable<KubeObject>;
 }
 
+/** Scopes one probe can cover together: the union of any members (at most maxMembers) is a scope. */
+export interface ScopeBatch {
+  /** Requests with the same key share the batch's probes. */
+  readonly key: string;
+  readonly maxMembers: number;
+  scopeOf(members: readonly string[]): ProbeScope;
+}
+
 export type Freshness =
   /** The cache may answer; resourceVersion is the answer's list resourceVersion. */
   | { readonly fresh: true; readonly resourceVersion: string }
@@ -70,6 +86,7 @@ const defaultWaitMs = 3_000;
 
 export class ConsistentReadFence {
   private readonly probes = new ProbeCoalescer<ProbeResult>();
+  private readonly batches = new BatchCoalescer<{ readonly scope: ProbeScope; readonly probe: ProbeResult }>();
   private readonly waitMs: number;
   private readonly prober: ScopeProber;
 
@@ -91,9 +108,20 @@ export class ConsistentReadFence {
     return this.waitForAgreement(scope, probed, signal);
   }
 
+  /** Like fence(), for one member of a batch: probed with whichever other members are waiting (ScopeBatch). */
+  async fenceMember(batch: ScopeBatch, member: string, signal?: AbortSignal): Promise<Freshness> {
+    if (!this.cache.isHealthy()) return { fresh: false, reason: 'unhealthy' };
+    const { scope, probe } = await this.batches.run(batch.key, member, batch.maxMembers, async (members) => {
+      const union = batch.scopeOf(members);
+      const probed = await this.prober.probe({ path: this.cache.resource.path, labelSelector: union.labelSelector, fieldSelector: union.fieldSelector });
+      return { scope: union, probe: probed };
+    });
+    return this.waitForAgreement(scope, probe, signal);
+  }
+
   /** How many probes were sent (for tests and metrics). */
   probesSent(): number {
-    return this.probes.started;
+    return this.probes.started + this.batches.started;
   }
 
   private waitForAgreement(scope: ProbeScope, probe: ProbeResult, signal: AbortSignal | undefined): Promise<Freshness> {
@@ -204,5 +232,59 @@ export class ProbeCoalescer<R> {
     };
     running.then(next, next);
     return running;
+  }
+}
+
+interface Batch<R> {
+  inFlight: boolean;
+  /** Members asked for since the probe in flight started, each with its waiters' promise. */
+  readonly waiting: Map<string, Deferred<R>>;
+}
+
+/**
+ * At most one call in flight per key; members asked for meanwhile share the
+ * next call, which covers up to `maxMembers` of them and starts when the
+ * current one ends. A member is never served by a call that started before
+ * it was asked for.
+ */
+export class BatchCoalescer<R> {
+  private readonly batches = new Map<string, Batch<R>>();
+  started = 0;
+
+  run(key: string, member: string, maxMembers: number, call: (members: readonly string[]) => Promise<R>): Promise<R> {
+    let batch = this.batches.get(key);
+    if (batch === undefined) {
+      batch = { inFlight: false, waiting: new Map() };
+      this.batches.set(key, batch);
+    }
+    let waiter = batch.waiting.get(member);
+    if (waiter === undefined) {
+      waiter = deferred<R>();
+      batch.waiting.set(member, waiter);
+    }
+    if (!batch.inFlight) this.launch(key, batch, maxMembers, call);
+    return waiter.promise;
+  }
+
+  private launch(key: string, batch: Batch<R>, maxMembers: number, call: (members: readonly string[]) => Promise<R>): void {
+    const taken = [...batch.waiting].slice(0, Math.max(1, maxMembers));
+    for (const [member] of taken) batch.waiting.delete(member);
+    batch.inFlight = true;
+    this.started++;
+    const running = call(taken.map(([member]) => member));
+    running.then(
+      (result) => {
+        for (const [, waiter] of taken) waiter.resolve(result);
+      },
+      (error: unknown) => {
+        for (const [, waiter] of taken) waiter.reject(error);
+      },
+    );
+    const next = (): void => {
+      batch.inFlight = false;
+      if (batch.waiting.size > 0) this.launch(key, batch, maxMembers, call);
+      else this.batches.delete(key);
+    };
+    running.then(next, next);
   }
 }

@@ -146,6 +146,25 @@ describe('HostClaim reads from memory', () => {
     expect(kube.directReads).toBe(0);
   });
 
+  it('probes the namespaces listed while a probe is in flight together, with the next probe', async () => {
+    const kube = new FakeKube();
+    kube.truth = [record('a', '5'), record('b', '6', 'tenant-b'), record('c', '7', 'tenant-c')];
+    kube.revision = '40';
+    const store = await started(kube);
+    const everything = { selection: SelectionPredicate.everything() };
+    const lists = await Promise.all(['tenant-a', 'tenant-b', 'tenant-c'].map((namespace) => store.list(namespace, everything)));
+    expect(lists.map((list) => [list.metadata.resourceVersion, list.items.map((o) => o.metadata.name)])).toEqual([
+      ['40', ['a']],
+      ['40', ['b']],
+      ['40', ['c']],
+    ]);
+    expect(kube.probes).toEqual([
+      { labelSelector: 'infra.tenancy.metal3.io/namespace=tenant-a', fieldSelector: undefined },
+      { labelSelector: 'infra.tenancy.metal3.io/namespace in (tenant-b,tenant-c)', fieldSelector: undefined },
+    ]);
+    expect(kube.directReads).toBe(0);
+  });
+
   it('lists several namespaces together behind one probe of exactly those namespaces', async () => {
     const kube = new FakeKube();
     kube.truth = [record('a', '5'), record('b', '6', 'tenant-b'), record('c', '7', 'tenant-c')];

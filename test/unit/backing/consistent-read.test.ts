@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { agrees, ConsistentReadFence, ProbeCoalescer, type FencedCache, type ProbeScope } from '../../../src/backing/consistent-read.js';
+import { agrees, BatchCoalescer, ConsistentReadFence, ProbeCoalescer, type FencedCache, type ProbeScope } from '../../../src/backing/consistent-read.js';
 import type { KubeObject } from '../../../src/backing/informer.js';
 import type { Representation } from '../../../src/backing/kube-client.js';
 
@@ -208,5 +208,70 @@ describe('ProbeCoalescer', () => {
     calls[1]?.(2);
     expect(await second).toBe(2);
     expect(coalescer.started).toBe(2);
+  });
+});
+
+describe('BatchCoalescer', () => {
+  /** Calls the test ends by hand, each recording the members it covers. */
+  function calls() {
+    const made: { readonly members: readonly string[]; readonly end: (value: string) => void; readonly fail: (error: Error) => void }[] = [];
+    const call = (members: readonly string[]): Promise<string> =>
+      new Promise((resolve, reject) => {
+        made.push({ members, end: resolve, fail: reject });
+      });
+    return { made, call };
+  }
+
+  it('covers every member asked for while a call was in flight with the next call, never with the one in flight', async () => {
+    const coalescer = new BatchCoalescer<string>();
+    const { made, call } = calls();
+    const a = coalescer.run('ns', 'a', 10, call);
+    const b = coalescer.run('ns', 'b', 10, call);
+    const c = coalescer.run('ns', 'c', 10, call);
+    const aAgain = coalescer.run('ns', 'a', 10, call);
+    expect(made.map((m) => m.members)).toEqual([['a']]);
+    made[0]?.end('first');
+    expect(await a).toBe('first');
+    await Promise.resolve();
+    expect(made.map((m) => m.members)).toEqual([['a'], ['b', 'c', 'a']]);
+    made[1]?.end('second');
+    expect(await Promise.all([b, c, aAgain])).toEqual(['second', 'second', 'second']);
+    expect(coalescer.started).toBe(2);
+  });
+
+  it('covers at most maxMembers per call, the others with the calls after', async () => {
+    const coalescer = new BatchCoalescer<string>();
+    const { made, call } = calls();
+    const first = coalescer.run('ns', 'x', 2, call);
+    const rest = ['a', 'b', 'c'].map((member) => coalescer.run('ns', member, 2, call));
+    made[0]?.end('0');
+    await first;
+    await Promise.resolve();
+    made[1]?.end('1');
+    await Promise.all(rest.slice(0, 2));
+    await Promise.resolve();
+    made[2]?.end('2');
+    expect(await Promise.all(rest)).toEqual(['1', '1', '2']);
+    expect(made.map((m) => m.members)).toEqual([['x'], ['a', 'b'], ['c']]);
+  });
+
+  it('fails the members of a failed call only; the next call goes ahead', async () => {
+    const coalescer = new BatchCoalescer<string>();
+    const { made, call } = calls();
+    const a = coalescer.run('ns', 'a', 10, call);
+    const b = coalescer.run('ns', 'b', 10, call);
+    made[0]?.fail(new Error('kube-apiserver unavailable'));
+    await expect(a).rejects.toThrow('kube-apiserver unavailable');
+    await Promise.resolve();
+    made[1]?.end('ok');
+    expect(await b).toBe('ok');
+  });
+
+  it('keeps separate batches per key', () => {
+    const coalescer = new BatchCoalescer<string>();
+    const { made, call } = calls();
+    void coalescer.run('records', 'a', 10, call);
+    void coalescer.run('hosts', 'a', 10, call);
+    expect(made).toHaveLength(2);
   });
 });

@@ -7,7 +7,8 @@
  * OpenShift's project list and watch (pkg/project/auth: the authorization
  * cache and its watcher), done in the one layer every kind goes through.
  *
- * Nothing of another namespace leaves this module: lists read only the
+ * Nothing of another namespace leaves this module or scoped-list.ts (the
+ * list side): lists read only the
  * readable namespaces (never the whole cluster, so neither their cost nor
  * a count depends on other tenants), are never paged (no continue token,
  * no remainingItemCount), and a watch's selection rejects every object
@@ -15,13 +16,9 @@
  * live events).
  */
 import type { UserInfo } from '../../auth/user.js';
-import { requestUser } from '../request-context.js';
-import { badRequest, type GroupResource } from '../status.js';
-import type { Call } from './contracts.js';
-import type { ListParameters } from './query.js';
+import type { GroupResource } from '../status.js';
 import { SelectionPredicate } from './selection.js';
-import { compareStorageKeys, revision, type ApiObject, type ObjectList } from './types.js';
-import type { WatchEventOut } from './watch-events.js';
+import type { ApiObject, WatchEventOut } from './types.js';
 
 /** Where a requester may read: every namespace, or these. */
 export type NamespaceAccess = 'all' | ReadonlySet<string>;
@@ -120,47 +117,4 @@ export function scopeChangeEvents(change: ScopeChange, scope: WatchScope, list: 
     events.push({ type: is ? 'ADDED' : 'DELETED', object });
   }
   return events;
-}
-
-/** The requester's access for a list of all namespaces, or undefined when it is every namespace (nothing to narrow). */
-export async function restrictedNamespaces(call: Call, readAccess: ReadAccess): Promise<ReadonlySet<string> | undefined> {
-  if (call.info.namespace !== '') return undefined;
-  const access = await readAccess.namespaces(requestUser(call.req), 'list', call.gr);
-  return access === 'all' ? undefined : access;
-}
-
-/**
- * A list of all namespaces for a requester who may read `namespaces`: the
- * union of those namespaces' lists (read together when the store can, else
- * each as a namespaced list is), in kube's order. Not paged: a limit is ignored (as kube-apiserver's watch
- * cache ignores it) and a continue token, never issued here, is refused.
- * Its resourceVersion is the oldest of its parts, so a watch from it misses
- * nothing (it may repeat a change a part already reflects).
- */
-export async function listScoped(call: Call, params: ListParameters, namespaces: ReadonlySet<string>): Promise<ObjectList> {
-  if (params.continue !== undefined) throw badRequest('invalid continue token: continue key is not valid: it was issued for another list');
-  const pinned = params.selection.matchesSingleNamespace();
-  const targets = [...namespaces].filter((namespace) => pinned === undefined || namespace === pinned).sort();
-  const query = {
-    selection: params.selection,
-    ...(params.resourceVersion === undefined ? {} : { resourceVersion: params.resourceVersion }),
-    ...(params.resourceVersionMatch === undefined ? {} : { resourceVersionMatch: params.resourceVersionMatch }),
-  };
-  const { store } = call.resource;
-  const together = targets.length === 0 ? undefined : await store.listNamespaces?.(targets, query);
-  const parts =
-    together === undefined
-      ? await Promise.all(targets.map(async (namespace) => ({ namespaces: [namespace], list: await store.list(namespace, query) })))
-      : [{ namespaces: targets, list: together }];
-  const items = parts
-    .flatMap(({ namespaces: readable, list }) => list.items.filter((object) => readable.includes(object.metadata.namespace ?? '') && params.selection.matches(object)))
-    .sort(compareStorageKeys);
-  const versions = parts.map(({ list }) => list.metadata.resourceVersion ?? '').filter((rv) => revision(rv) >= 0n);
-  const oldest = versions.reduce<string | undefined>((min, rv) => (min === undefined || revision(rv) < revision(min) ? rv : min), undefined);
-  const { apiVersion, kind } = listKind(call);
-  return { apiVersion, kind, metadata: { resourceVersion: oldest ?? store.hub.currentResourceVersion() }, items };
-}
-
-function listKind(call: Call): { apiVersion: string; kind: string } {
-  return { apiVersion: `${call.gv.group}/${call.gv.version}`, kind: `${call.resource.strategy.descriptor.kind}List` };
 }

@@ -4,6 +4,7 @@
  * the resource's storage mapping); the layer never re-serializes them
  * through typed models, so unknown fields and timestamps survive untouched.
  */
+import type { ApiError } from '../status.js';
 
 export interface OwnerReference {
   readonly apiVersion: string;
@@ -85,3 +86,13 @@ export function compareStorageKeys(a: ApiObject, b: ApiObject): number {
 export function storageKey(namespace: string | undefined, name: string | undefined): string {
   return `${namespace ?? ''}/${name ?? ''}`;
 }
+
+/**
+ * One event for one watcher. Object events built from the history are
+ * shared by every watcher that receives them (treat as immutable), so a
+ * sink can serialize each once per representation (kube's cachingObject).
+ */
+export type WatchEventOut =
+  | { readonly type: 'ADDED' | 'MODIFIED' | 'DELETED'; readonly object: ApiObject }
+  | { readonly type: 'BOOKMARK'; readonly resourceVersion: string; readonly initialEventsEnd: boolean }
+  | { readonly type: 'ERROR'; readonly status: ApiError };

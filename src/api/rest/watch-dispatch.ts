@@ -9,7 +9,8 @@
  * events, see convert()), two timers. Events are never copied per watcher.
  */
 import type { ApiError } from '../status.js';
-import { convert, type WatchEventOut } from './watch-events.js';
+import type { WatchEventOut } from './types.js';
+import { convert } from './watch-events.js';
 import type { Waiter } from './watch-freshness.js';
 import type { HistoryEvent } from './watch-history.js';
 import type { WatchRequest, WatchSink } from './watch-types.js';

@@ -6,18 +6,8 @@
 import { invalid, invalidValue } from '../field-errors.js';
 import { ApiError, type GroupResource } from '../status.js';
 import type { SelectionPredicate } from './selection.js';
-import type { ApiObject } from './types.js';
+import type { ApiObject, WatchEventOut } from './types.js';
 import type { HistoryEvent } from './watch-history.js';
-
-/**
- * One event for one watcher. Object events built from the history are
- * shared by every watcher that receives them (treat as immutable), so a
- * sink can serialize each once per representation (kube's cachingObject).
- */
-export type WatchEventOut =
-  | { readonly type: 'ADDED' | 'MODIFIED' | 'DELETED'; readonly object: ApiObject }
-  | { readonly type: 'BOOKMARK'; readonly resourceVersion: string; readonly initialEventsEnd: boolean }
-  | { readonly type: 'ERROR'; readonly status: ApiError };
 
 const maxUint64 = (1n << 64n) - 1n;
 /** watch_cache.go resourceVersionTooHighRetrySeconds. */

@@ -9,8 +9,7 @@
  * a resume across a gap is 410 Expired, exactly as a resume across evicted
  * events.
  */
-import type { ApiObject, ObjectEvent } from './types.js';
-import type { WatchEventOut } from './watch-events.js';
+import type { ApiObject, ObjectEvent, WatchEventOut } from './types.js';
 
 export interface HistoryEvent {
   readonly kind: 'event';

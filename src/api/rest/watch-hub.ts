@@ -32,7 +32,7 @@
  * may therefore serialize each event once for all watchers).
  */
 import type { ApiError, GroupResource } from '../status.js';
-import type { ApiObject, ObjectEvent } from './types.js';
+import type { ApiObject, ObjectEvent, WatchEventOut } from './types.js';
 import { Watcher, Watchers, type TerminationReason } from './watch-dispatch.js';
 import { FreshnessWaiters, type Waiter } from './watch-freshness.js';
 import {
@@ -47,7 +47,6 @@ import {
   tooLarge,
   tooOld,
   convert,
-  type WatchEventOut,
 } from './watch-events.js';
 import { WatchHistory, type HistoryEvent } from './watch-history.js';
 import { scopeChangeEvents, type ScopeChange } from './namespace-scope.js';
@@ -55,7 +54,7 @@ import { StoredState, keyOf, type HubStateSource } from './watch-state.js';
 
 import type { WatchHubOptions, WatchHubStats, WatchRequest, WatchSink } from './watch-types.js';
 
-export type { WatchEventOut } from './watch-events.js';
+export type { WatchEventOut } from './types.js';
 export type { HubStateSource } from './watch-state.js';
 export type { WatchHubOptions, WatchHubStats, WatchRequest, WatchSink } from './watch-types.js';
 

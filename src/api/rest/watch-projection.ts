@@ -11,7 +11,7 @@
  */
 import type { ProjectionClass, RequesterProjection } from './projection.js';
 import type { ApiObject } from './types.js';
-import type { WatchEventOut } from './watch-events.js';
+import type { WatchEventOut } from './types.js';
 import type { WatchSink } from './watch-types.js';
 
 /** Writes one event in the given projection class; false when the connection is full. */

@@ -6,8 +6,7 @@
 import type { GroupResource } from '../status.js';
 import type { WatchScope } from './namespace-scope.js';
 import type { SelectionPredicate } from './selection.js';
-import type { ApiObject } from './types.js';
-import type { WatchEventOut } from './watch-events.js';
+import type { ApiObject, WatchEventOut } from './types.js';
 import type { HubStateSource } from './watch-state.js';
 
 export interface WatchRequest {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Call } from '../../../../src/api/rest/contracts.js';
-import { listScoped, ScopedSelection } from '../../../../src/api/rest/namespace-scope.js';
+import { ScopedSelection } from '../../../../src/api/rest/namespace-scope.js';
+import { listScoped } from '../../../../src/api/rest/scoped-list.js';
 import { parseListParameters } from '../../../../src/api/rest/query.js';
 import { SelectionPredicate } from '../../../../src/api/rest/selection.js';
 import type { ListQuery } from '../../../../src/api/rest/store.js';

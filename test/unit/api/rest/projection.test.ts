@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { RequesterProjection, type ResourceProjection } from '../../../../src/api/rest/projection.js';
 import type { ApiObject } from '../../../../src/api/rest/types.js';
-import type { WatchEventOut } from '../../../../src/api/rest/watch-events.js';
+import type { WatchEventOut } from '../../../../src/api/rest/types.js';
 import { ProjectingSink } from '../../../../src/api/rest/watch-projection.js';
 import type { UserInfo } from '../../../../src/auth/user.js';
 

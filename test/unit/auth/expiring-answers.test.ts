@@ -60,3 +60,26 @@ describe('ExpiringAnswers', () => {
     expect(await cache.fetch('a', ask)).toEqual({ n: 2 });
   });
 });
+
+describe('ExpiringAnswers while a question is in flight', () => {
+  it('drops expired answers without failing a question being asked again for an expired key (lru-cache\'s purge aborted it: a 500 in the soak)', async () => {
+    let now = 1_000;
+    const cache = new ExpiringAnswers<Answer>({ max: 100, ttlMs: 1_000 }, () => now);
+    await cache.fetch('a', () => Promise.resolve({ n: 1 }));
+    now += 1_500;
+    let answer: (value: Answer) => void = () => undefined;
+    const again = cache.fetch('a', () => new Promise<Answer>((resolve) => (answer = resolve)));
+    now += 1_500;
+    // A fetch of another key is due to drop every expired answer, 'a' among them.
+    await cache.fetch('b', () => Promise.resolve({ n: 2 }));
+    answer({ n: 3 });
+    expect(await again).toEqual({ n: 3 });
+    expect(await cache.fetch('a', () => Promise.resolve({ n: 4 }))).toEqual({ n: 3 });
+  });
+
+  it('does not cache a failed question; the next fetch asks again', async () => {
+    const cache = new ExpiringAnswers<Answer>({ max: 100, ttlMs: 1_000 }, () => 1_000);
+    await expect(cache.fetch('a', () => Promise.reject(new Error('timed out')))).rejects.toThrow('timed out');
+    expect(await cache.fetch('a', () => Promise.resolve({ n: 1 }))).toEqual({ n: 1 });
+  });
+});

@@ -67,20 +67,20 @@ export class Authorizer {
     if (user.groups.includes(alwaysAllowGroup)) return { allowed: true, reason: '' };
     if (attributes.kind === 'nonResource' && alwaysAllowPaths.has(attributes.path)) return { allowed: true, reason: '' };
     const key = cacheKey(user, attributes);
-    let decision: Decision | undefined;
+    let decision: Decision;
     try {
       decision = await this.cache.fetch(key, () => this.review(user, attributes));
     } catch (error) {
       // Not cached: the next request asks again.
       throw dependencyFailure(error, 'authorization') ?? error;
     }
-    if (decision?.allowed === true) return decision;
+    if (decision.allowed) return decision;
     if (!this.denialsTrusted()) {
       this.cache.delete(key);
       // Retriable, as when kube-apiserver does not answer.
       throw unavailableNow('authorization');
     }
-    return decision ?? { allowed: false, reason: '' };
+    return decision;
   }
 }
 

@@ -37,7 +37,7 @@ export class TokenReviewAuthenticator {
     const result = await this.cache.fetch(key, () => review(this.client, token)).catch((error: unknown) => {
       throw dependencyFailure(error, 'authentication') ?? error;
     });
-    if (result === undefined || 'error' in result) return { kind: 'failed', error: 'invalid bearer token' };
+    if ('error' in result) return { kind: 'failed', error: 'invalid bearer token' };
     return { kind: 'authenticated', method: 'token', user: result.user };
   }
 }

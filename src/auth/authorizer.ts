@@ -2,7 +2,15 @@
  * Delegated authorization: one SubjectAccessReview per request (never per
  * object), answers cached 10 s for allow and deny like
  * DelegatingAuthorizationOptions; system:masters and the health paths are
- * always allowed without asking. A review kube-apiserver cannot answer
+ * always allowed without asking.
+ *
+ * A request naming an object is first decided for every object of its
+ * kind in its namespace (the review's empty name, which the
+ * SubjectAccessReview API defines as "all"): an allow there covers every
+ * name, so a client reading many objects of a namespace, as a controller
+ * does, costs one review per 10 s rather than one per object. Only when
+ * that is denied (a Role limited by resourceNames) is the name asked about;
+ * both denials are cached. A review kube-apiserver cannot answer
  * (within DelegatingAuthorizationOptions' 10 s client timeout) is a
  * retriable 503/504, not a denial (backing/errors.ts `dependencyFailure`).
  * So is a denial while kube-apiserver is not ready (`denialsTrusted`): a
@@ -66,6 +74,17 @@ export class Authorizer {
   async authorize(user: UserInfo, attributes: Attributes): Promise<Decision> {
     if (user.groups.includes(alwaysAllowGroup)) return { allowed: true, reason: '' };
     if (attributes.kind === 'nonResource' && alwaysAllowPaths.has(attributes.path)) return { allowed: true, reason: '' };
+    if (attributes.kind === 'resource' && attributes.name !== '') {
+      const everyName = await this.decide(user, { ...attributes, name: '' });
+      if (everyName?.allowed === true) return everyName;
+    }
+    const decision = await this.decide(user, attributes);
+    if (decision === undefined) throw unavailableNow('authorization');
+    return decision;
+  }
+
+  /** The (cached) review's decision; undefined for a denial that may only mean kube-apiserver is not ready yet (not cached). */
+  private async decide(user: UserInfo, attributes: Attributes): Promise<Decision | undefined> {
     const key = cacheKey(user, attributes);
     let decision: Decision;
     try {
@@ -74,13 +93,10 @@ export class Authorizer {
       // Not cached: the next request asks again.
       throw dependencyFailure(error, 'authorization') ?? error;
     }
-    if (decision.allowed) return decision;
-    if (!this.denialsTrusted()) {
-      this.cache.delete(key);
-      // Retriable, as when kube-apiserver does not answer.
-      throw unavailableNow('authorization');
-    }
-    return decision;
+    if (decision.allowed || this.denialsTrusted()) return decision;
+    // Retriable, as when kube-apiserver does not answer.
+    this.cache.delete(key);
+    return undefined;
   }
 }
 

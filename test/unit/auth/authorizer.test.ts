@@ -68,3 +68,55 @@ describe('Authorizer when kube-apiserver cannot review', () => {
     expect(await authorizer.authorize(user, other)).toEqual({ allowed: true, reason: '' });
   });
 });
+
+describe('Authorizer for a request naming an object', () => {
+  const get = (name: string): Attributes => ({ ...list, verb: 'get', name });
+
+  it('asks once for every name of the namespace (the review\'s empty name means all) and answers other names from that', async () => {
+    const asked: Attributes[] = [];
+    const authorizer = new Authorizer((_user, attributes) => {
+      asked.push(attributes);
+      return Promise.resolve({ allowed: true, reason: '' });
+    });
+    expect(await authorizer.authorize(user, get('c-1'))).toEqual({ allowed: true, reason: '' });
+    expect(await authorizer.authorize(user, get('c-2'))).toEqual({ allowed: true, reason: '' });
+    expect(asked).toEqual([get('')]);
+    // Another namespace, verb or subresource is another question.
+    await authorizer.authorize(user, { ...get('c-1'), namespace: 'tenant-b' });
+    await authorizer.authorize(user, { ...get('c-1'), subresource: 'status' });
+    expect(asked).toHaveLength(3);
+  });
+
+  it('asks about the name when every name is denied (a Role with resourceNames), and denies the names it does not allow', async () => {
+    const asked: string[] = [];
+    const authorizer = new Authorizer((_user, attributes) => {
+      const name = attributes.kind === 'resource' ? attributes.name : '';
+      asked.push(name);
+      return Promise.resolve(name === 'c-1' ? { allowed: true, reason: 'RBAC: allowed by RoleBinding "one"' } : { allowed: false, reason: name === '' ? '' : `no rule for ${name}` });
+    });
+    expect(await authorizer.authorize(user, get('c-1'))).toEqual({ allowed: true, reason: 'RBAC: allowed by RoleBinding "one"' });
+    // The reason of a denial is the named question's.
+    expect(await authorizer.authorize(user, get('c-2'))).toEqual({ allowed: false, reason: 'no rule for c-2' });
+    // The denial for every name is cached too: one review per name from then on.
+    expect(asked).toEqual(['', 'c-1', 'c-2']);
+    expect(await authorizer.authorize(user, get('c-2'))).toEqual({ allowed: false, reason: 'no rule for c-2' });
+    expect(asked).toHaveLength(3);
+  });
+
+  it('while kube-apiserver is not ready, a denial for every name is not final: the name is asked about, and only its denial is a 503', async () => {
+    const asked: string[] = [];
+    const authorizer = new Authorizer(
+      (_user, attributes) => {
+        const name = attributes.kind === 'resource' ? attributes.name : '';
+        asked.push(name);
+        return Promise.resolve({ allowed: name === 'c-1', reason: '' });
+      },
+      () => false,
+    );
+    expect(await authorizer.authorize(user, get('c-1'))).toEqual({ allowed: true, reason: '' });
+    const error = await rejection(authorizer.authorize(user, get('c-2')));
+    expect((error as ApiError).toStatus()).toMatchObject({ code: 503, reason: 'ServiceUnavailable' });
+    // Untrusted denials are not cached: both are asked again.
+    expect(asked).toEqual(['', 'c-1', '', 'c-2']);
+  });
+});

@@ -82,11 +82,19 @@ export type Freshness =
   /** Read from kube-apiserver instead. */
   | { readonly fresh: false; readonly reason: 'unhealthy' | 'timeout' };
 
+/** A probe and the scope it covered. */
+interface ScopeProbe {
+  readonly scope: ProbeScope;
+  readonly probe: ProbeResult;
+}
+
 const defaultWaitMs = 3_000;
 
 export class ConsistentReadFence {
-  private readonly probes = new ProbeCoalescer<ProbeResult>();
-  private readonly batches = new BatchCoalescer<{ readonly scope: ProbeScope; readonly probe: ProbeResult }>();
+  /** fence()'s probes, by scope key: each a batch of one member. */
+  private readonly scopes = new BatchCoalescer<ScopeProbe>();
+  /** fenceMember()'s probes, by batch key. */
+  private readonly batches = new BatchCoalescer<ScopeProbe>();
   private readonly waitMs: number;
   private readonly prober: ScopeProber;
 
@@ -101,17 +109,17 @@ export class ConsistentReadFence {
 
   /** Probes kube-apiserver (coalesced) and waits for the cache to agree; rejects with the probe's error. */
   async fence(scope: ProbeScope, signal?: AbortSignal): Promise<Freshness> {
-    if (!this.cache.isHealthy()) return { fresh: false, reason: 'unhealthy' };
-    const probed = await this.probes.run(scope.key, () =>
-      this.prober.probe({ path: this.cache.resource.path, labelSelector: scope.labelSelector, fieldSelector: scope.fieldSelector }),
-    );
-    return this.waitForAgreement(scope, probed, signal);
+    return this.fenceIn(this.scopes, { key: scope.key, maxMembers: 1, scopeOf: () => scope }, '', signal);
   }
 
   /** Like fence(), for one member of a batch: probed with whichever other members are waiting (ScopeBatch). */
-  async fenceMember(batch: ScopeBatch, member: string, signal?: AbortSignal): Promise<Freshness> {
+  fenceMember(batch: ScopeBatch, member: string, signal?: AbortSignal): Promise<Freshness> {
+    return this.fenceIn(this.batches, batch, member, signal);
+  }
+
+  private async fenceIn(coalescer: BatchCoalescer<ScopeProbe>, batch: ScopeBatch, member: string, signal: AbortSignal | undefined): Promise<Freshness> {
     if (!this.cache.isHealthy()) return { fresh: false, reason: 'unhealthy' };
-    const { scope, probe } = await this.batches.run(batch.key, member, batch.maxMembers, async (members) => {
+    const { scope, probe } = await coalescer.run(batch.key, member, batch.maxMembers, async (members) => {
       const union = batch.scopeOf(members);
       const probed = await this.prober.probe({ path: this.cache.resource.path, labelSelector: union.labelSelector, fieldSelector: union.fieldSelector });
       return { scope: union, probe: probed };
@@ -121,7 +129,7 @@ export class ConsistentReadFence {
 
   /** How many probes were sent (for tests and metrics). */
   probesSent(): number {
-    return this.probes.started + this.batches.started;
+    return this.scopes.started + this.batches.started;
   }
 
   private waitForAgreement(scope: ProbeScope, probe: ProbeResult, signal: AbortSignal | undefined): Promise<Freshness> {
@@ -184,11 +192,6 @@ interface Deferred<R> {
   readonly reject: (reason: unknown) => void;
 }
 
-interface Slot<R> {
-  /** Requests that arrived while a probe was in flight: served by the next one. */
-  queued: Deferred<R> | undefined;
-}
-
 function deferred<R>(): Deferred<R> {
   let resolve: (value: R) => void = () => undefined;
   let reject: (reason: unknown) => void = () => undefined;
@@ -197,42 +200,6 @@ function deferred<R>(): Deferred<R> {
     reject = rej;
   });
   return { promise, resolve, reject };
-}
-
-/**
- * At most one call in flight per key; callers arriving meanwhile share the
- * next call, started when the current one ends, never the current one.
- */
-export class ProbeCoalescer<R> {
-  private readonly slots = new Map<string, Slot<R>>();
-  started = 0;
-
-  run(key: string, call: () => Promise<R>): Promise<R> {
-    const slot = this.slots.get(key);
-    if (slot === undefined) {
-      const fresh: Slot<R> = { queued: undefined };
-      this.slots.set(key, fresh);
-      return this.launch(key, fresh, call);
-    }
-    slot.queued ??= deferred<R>();
-    return slot.queued.promise;
-  }
-
-  private launch(key: string, slot: Slot<R>, call: () => Promise<R>): Promise<R> {
-    this.started++;
-    const running = call();
-    const next = (): void => {
-      const waiting = slot.queued;
-      slot.queued = undefined;
-      if (waiting === undefined) {
-        this.slots.delete(key);
-        return;
-      }
-      this.launch(key, slot, call).then(waiting.resolve, waiting.reject);
-    };
-    running.then(next, next);
-    return running;
-  }
 }
 
 interface Batch<R> {

@@ -4,7 +4,7 @@ import { ApiError } from '../../../src/api/status.js';
 import { KubeApiError, KubeUnavailableError } from '../../../src/backing/kube-client.js';
 
 const user = { name: 'tenant-a', uid: '', groups: ['system:authenticated'], extra: {} };
-const list: Attributes = { kind: 'resource', verb: 'list', group: 'tenancy.metal3.io', version: 'v1alpha1', resource: 'hostclaims', subresource: '', namespace: 'tenant-a', name: '' };
+const list: Extract<Attributes, { kind: 'resource' }> = { kind: 'resource', verb: 'list', group: 'tenancy.metal3.io', version: 'v1alpha1', resource: 'hostclaims', subresource: '', namespace: 'tenant-a', name: '' };
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
   try {
@@ -70,7 +70,7 @@ describe('Authorizer when kube-apiserver cannot review', () => {
 });
 
 describe('Authorizer for a request naming an object', () => {
-  const get = (name: string): Attributes => ({ ...list, verb: 'get', name });
+  const get = (name: string): Extract<Attributes, { kind: 'resource' }> => ({ ...list, verb: 'get', name });
 
   it('asks once for every name of the namespace (the review\'s empty name means all) and answers other names from that', async () => {
     const asked: Attributes[] = [];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { agrees, BatchCoalescer, ConsistentReadFence, ProbeCoalescer, type FencedCache, type ProbeScope } from '../../../src/backing/consistent-read.js';
+import { agrees, BatchCoalescer, ConsistentReadFence, type FencedCache, type ProbeScope } from '../../../src/backing/consistent-read.js';
 import type { KubeObject } from '../../../src/backing/informer.js';
 import type { Representation } from '../../../src/backing/kube-client.js';
 
@@ -186,28 +186,6 @@ describe('ConsistentReadFence', () => {
     await settle();
     expect(outcomes.slice(3).sort()).toEqual(['other scope 13', 'r4 12']);
     expect(fence.probesSent()).toBe(4);
-  });
-});
-
-describe('ProbeCoalescer', () => {
-  it('passes a failed call to exactly the requests it served, and starts the queued one', async () => {
-    const coalescer = new ProbeCoalescer<number>();
-    const calls: ((value: number | Error) => void)[] = [];
-    const call = (): Promise<number> =>
-      new Promise((resolve, reject) => {
-        calls.push((v) => {
-          if (v instanceof Error) reject(v);
-          else resolve(v);
-        });
-      });
-    const first = coalescer.run('k', call);
-    const second = coalescer.run('k', call);
-    calls[0]?.(new Error('boom'));
-    await expect(first).rejects.toThrow('boom');
-    await settle();
-    calls[1]?.(2);
-    expect(await second).toBe(2);
-    expect(coalescer.started).toBe(2);
   });
 });
 

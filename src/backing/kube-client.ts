@@ -15,6 +15,7 @@ import type { IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { createInterface } from 'node:readline';
 import { loadKubeConfig, type Credentials, type KubeConfigSource } from './kubeconfig.js';
+import { decodeCollectionVersions, decodeStatus, protobufMediaType, type CollectionVersions, type ObjectVersion } from './metadata-protobuf.js';
 import { projectVersion } from '../project-root.js';
 
 export interface KubeStatus {
@@ -115,6 +116,9 @@ const listAccept: Readonly<Record<ListRepresentation, string>> = {
   table: 'application/json;as=Table;g=meta.k8s.io;v=v1',
 };
 
+/** listVersions(): protobuf first, the JSON form for a server without it (an aggregated API server such as this one). */
+const versionsAccept = `${protobufMediaType};as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, ${listAccept.metadata}`;
+
 const watchAccept: Readonly<Record<Representation, string>> = {
   full: 'application/json',
   metadata: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1',
@@ -171,23 +175,29 @@ export class KubeClient {
   }
 
   private async exchange<T>(method: string, path: string, options: RequestOptions, accept: string): Promise<KubeResponse<T>> {
-    const { response, text } = await this.answer(method, path, options, accept);
-    const status = response.statusCode ?? 0;
-    const warnings = response.headersDistinct['warning'] ?? [];
-    if (status < 200 || status > 299) {
-      const retryAfter = response.headers['retry-after'];
-      throw new KubeApiError(status, parseStatus(text), warnings, retryAfter);
-    }
-    return { body: JSON.parse(text) as T, warnings };
+    const { response, bytes } = await this.successful(method, path, options, accept);
+    return { body: JSON.parse(bytes.toString('utf8')) as T, warnings: response.headersDistinct['warning'] ?? [] };
   }
 
-  /** One request and its whole answer as text; a failure while reading it is kube-apiserver being unavailable. */
-  private async answer(method: string, path: string, options: RequestOptions, accept: string): Promise<{ readonly response: IncomingMessage; readonly text: string }> {
+  /** The answer of a request, or its error as a KubeApiError (with the Status kube-apiserver sent, JSON or protobuf). */
+  private async successful(method: string, path: string, options: RequestOptions, accept: string): Promise<{ readonly response: IncomingMessage; readonly bytes: Buffer }> {
+    const answered = await this.answer(method, path, options, accept);
+    const { response, bytes } = answered;
+    const status = response.statusCode ?? 0;
+    if (status < 200 || status > 299) {
+      const retryAfter = response.headers['retry-after'];
+      throw new KubeApiError(status, parseStatus(bytes), response.headersDistinct['warning'] ?? [], retryAfter);
+    }
+    return answered;
+  }
+
+  /** One request and its whole answer; a failure while reading it is kube-apiserver being unavailable. */
+  private async answer(method: string, path: string, options: RequestOptions, accept: string): Promise<{ readonly response: IncomingMessage; readonly bytes: Buffer }> {
     const response = await this.send(method, path, options, accept, options.timeoutMs);
-    const text = await readBody(response).catch((error: unknown) => {
+    const bytes = await readBody(response).catch((error: unknown) => {
       throw unavailable(error);
     });
-    return { response, text };
+    return { response, bytes };
   }
 
   get<T>(path: string, query?: RequestOptions['query']): Promise<T> {
@@ -196,7 +206,8 @@ export class KubeClient {
 
   /** A plain-text GET (a health endpoint such as /readyz): its body, or a KubeApiError when not 2xx. */
   async getText(path: string, signal?: AbortSignal): Promise<string> {
-    const { response, text } = await this.answer('GET', path, signal === undefined ? {} : { signal }, 'text/plain');
+    const { response, bytes } = await this.answer('GET', path, signal === undefined ? {} : { signal }, 'text/plain');
+    const text = bytes.toString('utf8');
     const status = response.statusCode ?? 0;
     // kube's health answers name the failed checks ("[-]etcd failed: reason withheld"): kept for the log.
     if (status < 200 || status > 299) throw new KubeApiError(status, { message: text.trim().slice(0, 500) });
@@ -207,6 +218,21 @@ export class KubeClient {
   async list<T>(path: string, query: RequestOptions['query'], representation: ListRepresentation, signal?: AbortSignal): Promise<T> {
     const accept = listAccept[representation];
     return (await this.exchange<T>('GET', path, { query, ...(signal === undefined ? {} : { signal }) }, accept)).body;
+  }
+
+  /**
+   * Which objects a collection holds and at which resourceVersions, from a
+   * PartialObjectMetadataList asked for in protobuf (metadata-protobuf.ts),
+   * or in JSON from a server that does not offer protobuf.
+   */
+  async listVersions(path: string, query: RequestOptions['query'], signal?: AbortSignal): Promise<CollectionVersions> {
+    const { response, bytes } = await this.successful('GET', path, { query, ...(signal === undefined ? {} : { signal }) }, versionsAccept);
+    if ((response.headers['content-type'] ?? '').startsWith(protobufMediaType)) return decodeCollectionVersions(bytes);
+    const list = JSON.parse(bytes.toString('utf8')) as { metadata?: { resourceVersion?: string }; items?: { metadata?: Partial<ObjectVersion> }[] | null };
+    return {
+      resourceVersion: list.metadata?.resourceVersion ?? '',
+      items: (list.items ?? []).map(({ metadata }) => ({ namespace: metadata?.namespace ?? '', name: metadata?.name ?? '', resourceVersion: metadata?.resourceVersion ?? '' })),
+    };
   }
 
   create<T>(path: string, body: unknown, options: Pick<RequestOptions, 'timeoutMs' | 'idempotent'> = {}): Promise<T> {
@@ -361,15 +387,17 @@ function unavailable(error: unknown): Error {
   return new KubeUnavailableError(false, { cause: error });
 }
 
-async function readBody(response: IncomingMessage): Promise<string> {
+async function readBody(response: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of response) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }
 
-function parseStatus(text: string): KubeStatus | undefined {
+function parseStatus(bytes: Buffer): KubeStatus | undefined {
+  const inProtobuf = decodeStatus(bytes);
+  if (inProtobuf !== undefined) return inProtobuf;
   try {
-    const parsed = JSON.parse(text) as KubeStatus;
+    const parsed = JSON.parse(bytes.toString('utf8')) as KubeStatus;
     return parsed.kind === 'Status' ? parsed : undefined;
   } catch {
     return undefined;

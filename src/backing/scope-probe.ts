@@ -2,9 +2,10 @@
  * The fence's probe (consistent-read.ts, step 1): a consistent LIST of a
  * scope that tells its resourceVersion and each object's resourceVersion.
  *
- * - Metadata: a PartialObjectMetadataList, for any resource. Each item is
- *   its whole metadata (~850 bytes of JSON for a record), which
- *   kube-apiserver encodes and we parse.
+ * - Metadata: a PartialObjectMetadataList, for any resource, in protobuf
+ *   (metadata-protobuf.ts: only names, namespaces and resourceVersions are
+ *   read; managedFields and the rest skipped), JSON from a server without
+ *   it.
  * - Table: for a CRD this server owns, which carries the resourceVersion as a
  *   printer column (crd.ts `resourceVersionColumn`): a Table without objects
  *   (`includeObject=None`), each row only a name and a resourceVersion. A row
@@ -15,11 +16,10 @@
  */
 import { revision } from '../api/rest/types.js';
 import { resourceVersionColumn } from './crd.js';
-import type { KubeObject } from './informer.js';
 import type { KubeClient } from './kube-client.js';
 import { objectKey } from './shared-informers.js';
 
-export type ProbeClient = Pick<KubeClient, 'list'>;
+export type ProbeClient = Pick<KubeClient, 'list' | 'listVersions'>;
 
 export interface ProbeResult {
   readonly resourceVersion: bigint;
@@ -36,11 +36,6 @@ export interface ProbeRequest {
 
 /** How a fence probes: metadata only, or a Table of a CRD of ours whose objects all live in `namespace`. */
 export type ProbeMethod = { readonly kind: 'metadata' } | { readonly kind: 'table'; readonly namespace: string };
-
-interface MetadataList {
-  readonly metadata: { readonly resourceVersion?: string };
-  readonly items: readonly KubeObject[] | null;
-}
 
 /** meta.k8s.io/v1 Table, as kube-apiserver answers with includeObject=None (rows' objects null). */
 export interface Table {
@@ -74,10 +69,10 @@ export class ScopeProber {
       if (read !== undefined) return read;
       this.tableUnreadableUntil = this.now() + tableRetryMs;
     }
-    const list = await this.client.list<MetadataList>(request.path, query, 'metadata');
+    const list = await this.client.listVersions(request.path, query);
     const items = new Map<string, bigint>();
-    for (const item of list.items ?? []) items.set(objectKey(item.metadata.namespace, item.metadata.name), revision(item.metadata.resourceVersion));
-    return { resourceVersion: revision(list.metadata.resourceVersion), items };
+    for (const item of list.items) items.set(objectKey(item.namespace, item.name), revision(item.resourceVersion));
+    return { resourceVersion: revision(list.resourceVersion), items };
   }
 }
 

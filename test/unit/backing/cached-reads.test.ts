@@ -2,12 +2,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SelectionPredicate, selectableFields } from '../../../src/api/rest/selection.js';
 import { parseFieldSelector } from '../../../src/api/field-selector.js';
 import { parseLabelSelector } from '../../../src/api/label-selector.js';
-import type { ApiObject } from '../../../src/api/rest/types.js';
+import type { ApiObject, ObjectList } from '../../../src/api/rest/types.js';
 import { WatchHub } from '../../../src/api/rest/watch-hub.js';
 import { ContinueTokens } from '../../../src/backing/continue-token.js';
 import type { KubeClient, ListRepresentation, WatchEvent } from '../../../src/backing/kube-client.js';
 import { resourceVersionColumn } from '../../../src/backing/crd.js';
 import type { Table } from '../../../src/backing/scope-probe.js';
+import type { CollectionVersions } from '../../../src/backing/metadata-protobuf.js';
 import { RecordStore } from '../../../src/backing/record-store.js';
 import { SharedInformerFactory } from '../../../src/backing/shared-informers.js';
 import { hostClaimRecord, hostClaimStorageMapping } from '../../../src/resources/hostclaim/storage.js';
@@ -47,6 +48,14 @@ class FakeKube {
     const items = this.truth.filter((r) => name === undefined || r.metadata.name === name);
     if (representation === 'table') return Promise.resolve(this.table(items) as T);
     return Promise.resolve({ metadata: { resourceVersion: this.revision }, items } as T);
+  }
+
+  async listVersions(path: string, query: Record<string, string | undefined>): Promise<CollectionVersions> {
+    const list = await this.list<ObjectList>(path, query, 'metadata');
+    return {
+      resourceVersion: list.metadata.resourceVersion ?? '',
+      items: list.items.map(({ metadata }) => ({ namespace: metadata.namespace ?? '', name: metadata.name ?? '', resourceVersion: metadata.resourceVersion ?? '' })),
+    };
   }
 
   /** As kube-apiserver answers `as=Table` with includeObject=None: cells in column order, no objects. */

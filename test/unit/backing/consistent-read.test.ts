@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { CollectionVersions } from '../../../src/backing/metadata-protobuf.js';
 import { agrees, BatchCoalescer, ConsistentReadFence, type FencedCache, type ProbeScope } from '../../../src/backing/consistent-read.js';
 import type { KubeObject } from '../../../src/backing/informer.js';
 import type { Representation } from '../../../src/backing/kube-client.js';
@@ -54,6 +55,19 @@ class ProbeClient {
   list<T>(path: string, query: unknown, representation: Representation): Promise<T> {
     return new Promise((resolve) => {
       this.requests.push({ path, query, representation, answer: (items, rv) => { resolve({ metadata: { resourceVersion: rv }, items } as T); } });
+    });
+  }
+
+  listVersions(path: string, query: unknown): Promise<CollectionVersions> {
+    return new Promise((resolve) => {
+      this.requests.push({
+        path,
+        query,
+        representation: 'metadata',
+        answer: (items, rv) => {
+          resolve({ resourceVersion: rv, items: items.map(({ metadata }) => ({ namespace: metadata.namespace ?? '', name: metadata.name ?? '', resourceVersion: metadata.resourceVersion ?? '' })) });
+        },
+      });
     });
   }
 }

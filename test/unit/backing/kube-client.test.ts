@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import https from 'node:https';
 import net from 'node:net';
@@ -21,6 +22,13 @@ beforeAll(async () => {
   serving = await issueCertificate(ca, { commonName: 'localhost', ipAddresses: ['127.0.0.1'], usage: 'server' });
   server = https.createServer({ cert: serving.certPem, key: serving.keyPem }, (req, res) => {
     seen.push({ url: req.url ?? '', accept: req.headers.accept, userAgent: req.headers['user-agent'] });
+    // As kube-apiserver answers a protobuf-first Accept: the list, or a missing collection's Status, in protobuf.
+    if (req.url?.startsWith('/pb/') === true) {
+      const missing = req.url.startsWith('/pb/missing');
+      res.writeHead(missing ? 404 : 200, { 'Content-Type': 'application/vnd.kubernetes.protobuf' });
+      res.end(readFileSync(new URL(`fixtures/${missing ? 'status-404.pb' : 'bmh-metadata-list.pb'}`, import.meta.url)));
+      return;
+    }
     res.writeHead(200, { 'Content-Type': 'application/json' });
     res.end(req.url?.includes('watch=true') === true ? '' : '{"metadata":{"resourceVersion":"1"},"items":null}');
   });
@@ -78,6 +86,34 @@ describe('KubeClient Accept headers (client-go metadata client: a list kind for 
     expect(await acceptOf(() => client.list('/api/v1/namespaces', {}, 'full'))).toBe('application/json');
     expect(await acceptOf(() => client.watch('/api/v1/namespaces', {}, () => undefined))).toBe('application/json');
     expect(await acceptOf(() => client.get('/api/v1/namespaces'))).toBe('application/json');
+  });
+});
+
+describe('KubeClient.listVersions (a fence\'s probe of a whole collection)', () => {
+  it('asks for a PartialObjectMetadataList in protobuf first, in JSON after, and reads the protobuf answer', async () => {
+    const before = seen.length;
+    expect(await client.listVersions('/pb/apis/metal3.io/v1alpha1/baremetalhosts', { labelSelector: 'a=b' })).toEqual({
+      resourceVersion: '69678',
+      items: [
+        { namespace: 'bench-infra-00', name: 'host-00000', resourceVersion: '538' },
+        { namespace: 'bench-infra-00', name: 'host-00001', resourceVersion: '543' },
+      ],
+    });
+    expect(seen[before]).toMatchObject({
+      url: '/pb/apis/metal3.io/v1alpha1/baremetalhosts?labelSelector=a%3Db',
+      accept: 'application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1',
+    });
+  });
+
+  it('reads the JSON answer of a server that offers no protobuf', async () => {
+    expect(await client.listVersions('/apis/g/v1/things', {})).toEqual({ resourceVersion: '1', items: [] });
+  });
+
+  it('fails with the Status kube-apiserver sent in protobuf', async () => {
+    const error = await client.listVersions('/pb/missing', {}).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(KubeApiError);
+    expect(isNotFound(error)).toBe(true);
+    expect((error as KubeApiError).message).toContain('namespaces "nowhere" not found');
   });
 });
 

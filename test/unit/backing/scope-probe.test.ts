@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { resourceVersionColumn } from '../../../src/backing/crd.js';
 import type { ListRepresentation } from '../../../src/backing/kube-client.js';
+import type { CollectionVersions } from '../../../src/backing/metadata-protobuf.js';
 import { readTable, ScopeProber, tableRetryMs, type ProbeMethod, type Table } from '../../../src/backing/scope-probe.js';
 
 /** As kube-apiserver answered a CR's `as=Table` list with includeObject=None (v1.37, captured with curl): objects null. */
@@ -45,7 +46,12 @@ class Client {
   list<T>(path: string, query: Record<string, string | undefined>, representation: ListRepresentation): Promise<T> {
     this.requests.push([path, query, representation]);
     if (representation === 'table') return Promise.resolve(this.tableAnswer as T);
-    return Promise.resolve({ metadata: { resourceVersion: '30' }, items: [{ metadata: { namespace: 'ns', name: 'x', resourceVersion: '8' } }] } as T);
+    throw new Error(`unexpected ${representation} list`);
+  }
+
+  listVersions(path: string, query: Record<string, string | undefined>): Promise<CollectionVersions> {
+    this.requests.push([path, query, 'metadata']);
+    return Promise.resolve({ resourceVersion: '30', items: [{ namespace: 'ns', name: 'x', resourceVersion: '8' }] });
   }
 }
 

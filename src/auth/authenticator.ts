@@ -14,7 +14,9 @@ import { anonymousUser, withAuthenticatedGroup } from './user.js';
 
 export type AuthenticationDecision =
   | { readonly kind: 'authenticated'; readonly user: AuthenticatedUser; readonly method: string }
-  | { readonly kind: 'unauthorized'; readonly reason: string };
+  | { readonly kind: 'unauthorized'; readonly reason: string }
+  /** The request's credentials cannot be judged yet (a retriable 503, never a 401 the client would take as final). */
+  | { readonly kind: 'unavailable'; readonly reason: string };
 
 type AuthenticatedUser = Extract<AuthenticationOutcome, { kind: 'authenticated' }>['user'];
 
@@ -26,7 +28,7 @@ export class Authenticator {
 
   async authenticate(credentials: Credentials): Promise<AuthenticationDecision> {
     const config = this.config();
-    if (config === undefined) return { kind: 'unauthorized', reason: 'authentication configuration not loaded yet' };
+    if (config === undefined) return this.beforeConfiguration(credentials);
     const frontProxy = authenticateFrontProxy(credentials, config.requestHeader);
     if (frontProxy.kind === 'authenticated') return authenticated(frontProxy);
     if (carriesIdentityHeaders(credentials, config)) {
@@ -40,6 +42,22 @@ export class Authenticator {
     if (token.kind === 'authenticated') return authenticated(token);
     if (token.kind === 'failed') failures.push(token.error);
     if (failures.length > 0) return { kind: 'unauthorized', reason: failures.join('; ') };
+    return { kind: 'authenticated', user: anonymousUser, method: 'anonymous' };
+  }
+
+  /**
+   * Before the ConfigMap's CAs are loaded (the first seconds of a replica):
+   * a client certificate, the front proxy's or a user's, cannot be verified
+   * yet, so its request is unavailable for a moment rather than
+   * unauthorized (kube's delegated authentication loads the CAs before it
+   * serves). A request without one (a kubelet probe, a bearer token) does
+   * not depend on them.
+   */
+  private async beforeConfiguration(credentials: Credentials): Promise<AuthenticationDecision> {
+    if (credentials.peerChain.length > 0) return { kind: 'unavailable', reason: 'authentication configuration not loaded yet' };
+    const token = await this.tokens.authenticate(credentials);
+    if (token.kind === 'authenticated') return authenticated(token);
+    if (token.kind === 'failed') return { kind: 'unauthorized', reason: token.error };
     return { kind: 'authenticated', user: anonymousUser, method: 'anonymous' };
   }
 }

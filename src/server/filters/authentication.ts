@@ -18,6 +18,7 @@ import type { Authenticator } from '../../auth/authenticator.js';
 import type { Credentials } from '../../auth/credentials.js';
 import { presentedChain } from '../../auth/x509-chain.js';
 import { unauthorized } from '../../api/status.js';
+import { unavailableNow } from '../../backing/errors.js';
 import type { ApiServerMetrics } from '../../observability/metrics.js';
 import { requestContext } from '../../api/request-context.js';
 
@@ -28,9 +29,9 @@ export function withAuthentication(authenticator: Pick<Authenticator, 'authentic
       headers: req.headersDistinct,
     };
     const decision = await authenticator.authenticate(credentials);
-    if (decision.kind === 'unauthorized') {
+    if (decision.kind !== 'authenticated') {
       metrics.authenticationAttempts.inc({ result: 'error' });
-      throw unauthorized();
+      throw decision.kind === 'unavailable' ? unavailableNow('authentication') : unauthorized();
     }
     metrics.authenticationAttempts.inc({ result: 'success' });
     const context = requestContext(req);

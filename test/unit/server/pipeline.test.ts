@@ -165,6 +165,59 @@ describe('authentication stage', () => {
   });
 });
 
+describe('authentication before the CAs are loaded (a replica\'s first moments)', () => {
+  let early: HttpsServer;
+  let earlyPort: number;
+  let caPem: string;
+  let loaded: AuthenticationConfig | undefined;
+
+  beforeAll(async () => {
+    const servingCA = await createCertificateAuthority('early-serving-ca');
+    caPem = servingCA.certPem;
+    const serving = await issueCertificate(servingCA, { commonName: 'localhost', dnsNames: ['localhost'], usage: 'server' });
+    const noTokens = { authenticate: () => Promise.resolve({ kind: 'none' as const }) };
+    const whoami = Router();
+    whoami.get('/whoami', (req, res) => {
+      res.json({ user: requestUser(req).name });
+    });
+    const app = buildHandlerChain({
+      logger: createLogger('silent'),
+      metrics: new ApiServerMetrics(),
+      authenticator: new Authenticator(() => loaded, noTokens),
+      authorizer: new Authorizer(review),
+      inFlightLimits: { readOnly: 10, mutating: 10 },
+      requestTimeoutMs: 60_000,
+      handlers: [whoami],
+    });
+    const context = new TlsContextSwitch({ certPem: serving.certPem, keyPem: serving.keyPem }, undefined);
+    early = new HttpsServer(app, context);
+    earlyPort = (await early.listen(0, '127.0.0.1')).port;
+  });
+
+  afterAll(async () => {
+    await early.shutdown(1000);
+  });
+
+  it('answers a certificate it cannot verify yet with a retriable 503, not a 401 the client would take as final; the same request passes once they are', async () => {
+    const asFrontProxy = { port: earlyPort, path: '/whoami', headers: { 'X-Remote-User': 'tenant-a' }, caPem, client: pki.frontProxyClient };
+    const before = await request(asFrontProxy);
+    expect(before.status).toBe(503);
+    expect(before.headers['retry-after']).toBe('1');
+    expectStatus(json(before), 503, 'ServiceUnavailable', 'the server is currently unable to handle the request: authentication is unavailable; please try again');
+    loaded = auth;
+    const after = await request(asFrontProxy);
+    expect(after.status).toBe(200);
+    expect(json(after)).toEqual({ user: 'tenant-a' });
+    loaded = undefined;
+  });
+
+  it('serves a request without a certificate meanwhile (a probe), as anonymous', async () => {
+    const res = await request({ port: earlyPort, path: '/whoami', caPem });
+    expect(res.status).toBe(200);
+    expect(json(res)).toEqual({ user: 'system:anonymous' });
+  });
+});
+
 describe('authentication on a kept-alive connection', () => {
   /** Requests over one connection, reporting the client port each answer came on. */
   function keepAliveClient(client: { certPem: string; keyPem: string }) {

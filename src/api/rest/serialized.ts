@@ -7,6 +7,13 @@
  * object itself keys its bytes, and the bytes go when the object does.
  * The output is byte for byte JSON.stringify's.
  *
+ * Only objects a store keeps (`keepEncoding`: a watch hub's stored state)
+ * get their bytes kept. An object computed for one answer (a HardwareData)
+ * is encoded as part of that answer and nothing of it is kept: keeping
+ * bytes for 5,000 objects that die with the answer cost a weak-map entry
+ * and an allocation of its own each, and most of a HardwareData LIST's
+ * time went to collecting them.
+ *
  * Cached bytes get an allocation of their own, never a slice of Node's
  * shared Buffer pool: a slice kept for minutes keeps its whole pool slab
  * (64 KiB on Node 24) alive, and a cache of a thousand object versions
@@ -16,7 +23,8 @@
 import type { ApiObject, ObjectList } from './types.js';
 
 const encoded = new WeakMap<ApiObject, Buffer>();
-const comma = Buffer.from(',');
+/** Objects whose bytes are kept once encoded. */
+const kept = new WeakSet<ApiObject>();
 
 /**
  * Values many objects hold by reference (one host's inventory in the
@@ -34,7 +42,17 @@ export function encodeOnce(value: object): void {
   if (!sharedValues.has(value)) sharedValues.set(value, undefined);
 }
 
+/** Marks an object its store keeps for a while: its bytes are kept with it once encoded. */
+export function keepEncoding(object: ApiObject): void {
+  kept.add(object);
+}
+
 export function objectJson(object: ApiObject): Buffer {
+  if (!kept.has(object)) return Buffer.from(stringify(object));
+  return keptBytes(object);
+}
+
+function keptBytes(object: ApiObject): Buffer {
   let bytes = encoded.get(object);
   if (bytes === undefined) {
     bytes = unpooledUtf8(stringify(object));
@@ -88,11 +106,18 @@ export function listJson(list: ObjectList): Buffer {
   });
   const head = JSON.stringify(before).slice(0, -1);
   const tail = JSON.stringify(after).slice(1);
-  const parts: Buffer[] = [Buffer.from(`${head}${head === '{' ? '' : ','}"items":[`)];
+  // Runs of items without kept bytes are encoded as one string, converted once.
+  const parts: Buffer[] = [];
+  let text = `${head}${head === '{' ? '' : ','}"items":[`;
   list.items.forEach((item, index) => {
-    if (index > 0) parts.push(comma);
-    parts.push(objectJson(item));
+    if (index > 0) text += ',';
+    if (!kept.has(item)) {
+      text += stringify(item);
+      return;
+    }
+    parts.push(Buffer.from(text), keptBytes(item));
+    text = '';
   });
-  parts.push(Buffer.from(`]${tail === '}' ? '' : ','}${tail}`));
+  parts.push(Buffer.from(`${text}]${tail === '}' ? '' : ','}${tail}`));
   return Buffer.concat(parts);
 }

@@ -7,6 +7,7 @@
  * history of changes.
  */
 import { compareStorageKeys, type ApiObject } from './types.js';
+import { keepEncoding } from './serialized.js';
 
 export interface HubStateSource {
   get(namespace: string, name: string): ApiObject | undefined;
@@ -69,6 +70,7 @@ export class StoredState implements HubStateSource {
     }
     if (!names.has(key.name)) this.size++;
     names.set(key.name, object);
+    keepEncoding(object);
   }
 
   private remove(key: ObjectKey): void {

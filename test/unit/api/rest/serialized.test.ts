@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { encodeOnce, listJson, objectJson } from '../../../../src/api/rest/serialized.js';
+import { encodeOnce, keepEncoding, listJson, objectJson } from '../../../../src/api/rest/serialized.js';
 import type { ApiObject, ObjectList } from '../../../../src/api/rest/types.js';
 
 const claim = (name: string): ApiObject => ({
@@ -10,23 +10,36 @@ const claim = (name: string): ApiObject => ({
 });
 
 describe('serialized objects', () => {
-  it('encodes an object once and reuses the same bytes', () => {
-    const object = claim('a');
+  const kept = (name: string): ApiObject => {
+    const object = claim(name);
+    keepEncoding(object);
+    return object;
+  };
+
+  it('encodes an object its store keeps once and reuses the same bytes', () => {
+    const object = kept('a');
     const first = objectJson(object);
     expect(first.toString('utf8')).toBe(JSON.stringify(object));
     expect(objectJson(object)).toBe(first);
   });
 
+  it('keeps nothing of an object computed for one answer: each encoding is new', () => {
+    const object = claim('computed');
+    const first = objectJson(object);
+    expect(first.toString('utf8')).toBe(JSON.stringify(object));
+    expect(objectJson(object)).not.toBe(first);
+  });
+
   it("keeps an object's bytes in an allocation of their own, not a slice of the shared Buffer pool", () => {
-    const bytes = objectJson(claim('pool'));
+    const bytes = objectJson(kept('pool'));
     // A pool slice would keep the whole slab (and everything else in it) alive as long as the cache holds the object.
     expect(bytes.byteOffset).toBe(0);
     expect(bytes.buffer.byteLength).toBe(bytes.length);
     expect(bytes.toString('utf8')).toBe(JSON.stringify(claim('pool')));
   });
 
-  it('writes a list byte for byte as JSON.stringify, whatever the place of items among its keys', () => {
-    const items = [claim('a'), claim('b')];
+  it('writes a list byte for byte as JSON.stringify, whatever the place of items among its keys, and kept or computed items mixed', () => {
+    const items = [claim('a'), kept('b'), kept('c'), claim('d')];
     const lists: ObjectList[] = [
       { apiVersion: 'tenancy.metal3.io/v1alpha1', kind: 'HostClaimList', metadata: { resourceVersion: '9', continue: 'x' }, items },
       { apiVersion: 'tenancy.metal3.io/v1alpha1', kind: 'HostClaimList', metadata: {}, items: [] },

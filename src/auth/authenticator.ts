@@ -38,10 +38,15 @@ export class Authenticator {
     const certificate = authenticateClientCertificate(credentials, config.clientCA);
     if (certificate.kind === 'authenticated') return authenticated(certificate);
     if (certificate.kind === 'failed') failures.push(certificate.error);
+    return this.tokenOrAnonymous(credentials, failures);
+  }
+
+  /** The last steps of every path: a bearer token, else anonymous unless an earlier step failed (`failures`). */
+  private async tokenOrAnonymous(credentials: Credentials, failures: readonly string[]): Promise<AuthenticationDecision> {
     const token = await this.tokens.authenticate(credentials);
     if (token.kind === 'authenticated') return authenticated(token);
-    if (token.kind === 'failed') failures.push(token.error);
-    if (failures.length > 0) return { kind: 'unauthorized', reason: failures.join('; ') };
+    const reasons = token.kind === 'failed' ? [...failures, token.error] : failures;
+    if (reasons.length > 0) return { kind: 'unauthorized', reason: reasons.join('; ') };
     return { kind: 'authenticated', user: anonymousUser, method: 'anonymous' };
   }
 
@@ -55,10 +60,7 @@ export class Authenticator {
    */
   private async beforeConfiguration(credentials: Credentials): Promise<AuthenticationDecision> {
     if (credentials.peerChain.length > 0) return { kind: 'unavailable', reason: 'authentication configuration not loaded yet' };
-    const token = await this.tokens.authenticate(credentials);
-    if (token.kind === 'authenticated') return authenticated(token);
-    if (token.kind === 'failed') return { kind: 'unauthorized', reason: token.error };
-    return { kind: 'authenticated', user: anonymousUser, method: 'anonymous' };
+    return this.tokenOrAnonymous(credentials, []);
   }
 }
 

@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import https from 'node:https';
 import net from 'node:net';
 import tls from 'node:tls';
-import { Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { tenancyV1alpha1 } from '../../../src/api/group.js';
 import { discoveryRouter } from '../../../src/api/discovery-handler.js';
@@ -81,19 +81,28 @@ beforeAll(async () => {
     res.write('{"items":[');
     setTimeout(() => res.end(']}'), 1000);
   });
+  tlsContext = new TlsContextSwitch({ certPem: serving.certPem, keyPem: serving.keyPem }, auth);
+  ({ server, port } = await serveChain(new Authenticator(() => auth, tokens), tlsContext, [
+    new HealthChecks().router(),
+    discoveryRouter(tenancyV1alpha1),
+    whoami,
+  ]));
+});
+
+/** The handler chain as the server builds it, around `handlers`, on a loopback port. */
+async function serveChain(authenticator: Authenticator, context: TlsContextSwitch, handlers: RequestHandler[]): Promise<{ server: HttpsServer; port: number }> {
   const app = buildHandlerChain({
     logger: createLogger('silent'),
     metrics: new ApiServerMetrics(),
-    authenticator: new Authenticator(() => auth, tokens),
+    authenticator,
     authorizer: new Authorizer(review),
     inFlightLimits: { readOnly: 10, mutating: 10 },
     requestTimeoutMs: 60_000,
-    handlers: [new HealthChecks().router(), discoveryRouter(tenancyV1alpha1), whoami],
+    handlers,
   });
-  tlsContext = new TlsContextSwitch({ certPem: serving.certPem, keyPem: serving.keyPem }, auth);
-  server = new HttpsServer(app, tlsContext);
-  port = (await server.listen(0, '127.0.0.1')).port;
-});
+  const listening = new HttpsServer(app, context);
+  return { server: listening, port: (await listening.listen(0, '127.0.0.1')).port };
+}
 
 afterAll(async () => {
   await server.shutdown(1000);
@@ -180,18 +189,8 @@ describe('authentication before the CAs are loaded (a replica\'s first moments)'
     whoami.get('/whoami', (req, res) => {
       res.json({ user: requestUser(req).name });
     });
-    const app = buildHandlerChain({
-      logger: createLogger('silent'),
-      metrics: new ApiServerMetrics(),
-      authenticator: new Authenticator(() => loaded, noTokens),
-      authorizer: new Authorizer(review),
-      inFlightLimits: { readOnly: 10, mutating: 10 },
-      requestTimeoutMs: 60_000,
-      handlers: [whoami],
-    });
     const context = new TlsContextSwitch({ certPem: serving.certPem, keyPem: serving.keyPem }, undefined);
-    early = new HttpsServer(app, context);
-    earlyPort = (await early.listen(0, '127.0.0.1')).port;
+    ({ server: early, port: earlyPort } = await serveChain(new Authenticator(() => loaded, noTokens), context, [whoami]));
   });
 
   afterAll(async () => {

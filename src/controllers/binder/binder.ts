@@ -30,14 +30,14 @@ import { withoutManagedFields, type ResourceEventHandler, type SharedInformer, t
 import type { KubeClient } from '../../backing/kube-client.js';
 import type { Logger } from '../../observability/logger.js';
 import { hostClaimRecord } from '../../resources/hostclaim/storage.js';
-import { hostKeys, metal3Resources, type BareMetalHost, type HostDeployPolicy, type Namespace } from '../../metal3/types.js';
+import { metal3Resources, type BareMetalHost, type HostDeployPolicy, type Namespace } from '../../metal3/types.js';
 import { boundRecord } from '../../tenancy/host-references.js';
-import { hostKey, isCandidate } from '../../tenancy/selection.js';
+import { hostKey } from '../../tenancy/selection.js';
 import { WorkQueue, type ReconcileResult } from '../work-queue.js';
 import { BinderWrites } from './binder-writes.js';
 import { claimOf } from './claim.js';
 import { HostChoice } from './host-choice.js';
-import { consumerIndex, copyIndex, recordIndexes, unboundValue } from './indexes.js';
+import { consumerIndex, copyIndex, recordIndexes } from './indexes.js';
 import { OwnWrites } from './own-writes.js';
 import { ClaimReconciler, type BinderCaches } from './reconciler.js';
 import { copyOwnerLabel, wantedCopyNames } from './secret-copies.js';
@@ -207,22 +207,17 @@ export class Binder {
     if (deleted || this.ownWrites.shouldQueue(name, 'record', record.metadata.resourceVersion)) queue.add(name);
   }
 
-  /**
-   * A host change concerns its own claim, the claims that chose it, and every
-   * unbound claim when it may have become free or is kept for a node-reuse
-   * pool (a claim waiting for it may have to fall back to another host).
-   */
+  /** A host change concerns its own claim, the claims that chose it, and the unbound claims it may matter to (HostChoice.unboundConcerned). */
   private onHostChange(queue: WorkQueue, choice: HostChoice, host: BareMetalHost, deleted: boolean): void {
     const key = hostKey(host);
     const bound = boundRecord(host);
     choice.hostChanged(host);
-    const concernsUnbound = (!deleted && isCandidate(host)) || hostKeys.nodeReuse in (host.metadata.labels ?? {});
     const records = this.informers?.records;
     if (records !== undefined) {
       const concerned = new Set([
         ...(bound === undefined ? [] : records.byIndex(recordIndexes.uid.name, bound.uid)),
         ...records.byIndex(recordIndexes.chosenHost.name, key),
-        ...(concernsUnbound ? records.byIndex(recordIndexes.unbound.name, unboundValue) : []),
+        ...choice.unboundConcerned(host, deleted),
       ]);
       for (const record of concerned) {
         const claim = claimOf(record);

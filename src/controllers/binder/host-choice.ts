@@ -8,13 +8,13 @@
  */
 import type { ApiObject } from '../../api/rest/types.js';
 import type { SharedInformer } from '../../backing/shared-informers.js';
-import type { BareMetalHost, HostDeployPolicy, Namespace } from '../../metal3/types.js';
+import { hostKeys, type BareMetalHost, type HostDeployPolicy, type Namespace } from '../../metal3/types.js';
 import { boundRecord } from '../../tenancy/host-references.js';
 import { HostSelectionIndex } from '../../tenancy/host-index.js';
 import { tenantNamespace } from '../../tenancy/policy.js';
 import { admittedHostNamespaces, hostKey, isCandidate, matchesSelector, mayTake, selectHost, type Selection, type SelectionRequest } from '../../tenancy/selection.js';
-import { releasingPoolHosts, type Claim } from './claim.js';
-import { consumerIndex, recordIndexes, releasingValue } from './indexes.js';
+import { claimOf, releasingPoolHosts, type Claim } from './claim.js';
+import { consumerIndex, recordIndexes, releasingValue, unboundValue } from './indexes.js';
 
 /** The shared caches the choice reads. */
 export interface ChoiceInformers {
@@ -70,6 +70,24 @@ export class HostChoice {
       hosts.byIndex(consumerIndex.name, `${record.namespace}/${record.name}`),
     );
     return selectHost(request, this.index, policies.list(), reserved, releasing);
+  }
+
+  /**
+   * The unbound claims a host change concerns: every one when the host
+   * carries a node-reuse label (a claim waiting for its pool's host may have
+   * to fall back to another); otherwise, when the host is a candidate, those
+   * that may take it. The others gain nothing from the change: queueing
+   * every unbound claim at each freed host made the leader's work (and the
+   * memory its garbage holds) grow with pending claims × host changes.
+   */
+  unboundConcerned(host: BareMetalHost, deleted: boolean): ApiObject[] {
+    const unbound = this.informers.records.byIndex(recordIndexes.unbound.name, unboundValue);
+    if (hostKeys.nodeReuse in (host.metadata.labels ?? {})) return unbound;
+    if (deleted || !isCandidate(host)) return [];
+    return unbound.filter((record) => {
+      const claim = claimOf(record);
+      return claim !== undefined && this.suitable(host, this.request(claim));
+    });
   }
 
   /** Whether the claim may still take the host (as judged now, from the caches). */

@@ -9,12 +9,13 @@ import type { ApiObject } from '../../../../src/api/rest/types.js';
 import type { KubeObject, ListWatchClient } from '../../../../src/backing/informer.js';
 import type { WatchEvent } from '../../../../src/backing/kube-client.js';
 import { SharedInformerFactory } from '../../../../src/backing/shared-informers.js';
+import { bindingAnnotations } from '../../../../src/controllers/binder/claim.js';
 import { HostChoice } from '../../../../src/controllers/binder/host-choice.js';
 import { consumerIndex, recordIndexes } from '../../../../src/controllers/binder/indexes.js';
-import { metal3Resources, type BareMetalHost, type HostDeployPolicy, type Namespace } from '../../../../src/metal3/types.js';
+import { hostKeys, metal3Resources, type BareMetalHost, type HostDeployPolicy, type Namespace } from '../../../../src/metal3/types.js';
 import { recordConsumerRef } from '../../../../src/tenancy/host-references.js';
 import { hostKey } from '../../../../src/tenancy/selection.js';
-import { claim as fixtureClaim } from './fixtures.js';
+import { claim as fixtureClaim, record as fixtureRecord } from './fixtures.js';
 
 /** Lists answer `state[path]`; watches stay open until the test pushes events (a 410 ERROR makes the informer relist). */
 class ControlledClient implements ListWatchClient {
@@ -137,5 +138,33 @@ describe('HostChoice', () => {
     hostChoice.stop();
     client.push(hostsPath, { type: 'ADDED', object: host('h-0') });
     expect(chosen()).toBe('NoBareMetalHost');
+  });
+
+  it('names, of the unbound claims, those a host change may matter to: the ones that may take the host, or all when it is kept for a pool', async () => {
+    const client = new ControlledClient();
+    const wantsB = fixtureRecord({ name: 'wants-b', uid: 'rec-b', spec: { hostSelector: { matchLabels: { pool: 'b' } } } });
+    const wantsA = fixtureRecord({ name: 'wants-a', uid: 'rec-a', spec: { hostSelector: { matchLabels: { pool: 'a' } } } });
+    const chose = fixtureRecord({ name: 'chose', uid: 'rec-c', annotations: { [bindingAnnotations.host]: 'infra/h-9' } });
+    client.state.set(recordsPath, { items: [wantsB, wantsA, chose], resourceVersion: '20' });
+    client.state.set(metal3Resources.hostDeployPolicies.path, { items: [everyone], resourceVersion: '20' });
+    client.state.set(metal3Resources.namespaces.path, { items: [tenant], resourceVersion: '20' });
+    const hostChoice = await started(client);
+    const names = (changed: BareMetalHost, deleted = false): (string | undefined)[] =>
+      hostChoice
+        .unboundConcerned(changed, deleted)
+        .map((r) => r.metadata.name)
+        .sort();
+    const freeB = (): BareMetalHost => ({ ...host('h-1'), metadata: { ...host('h-1').metadata, labels: { pool: 'b' } } });
+    // A freed host: only the claim whose selector it matches (the claim that chose a host is not unbound).
+    expect(names(freeB())).toEqual(['tenant-a.wants-b']);
+    // A host that is not free, or is gone, helps no unbound claim.
+    expect(names({ ...freeB(), status: { provisioning: { state: 'provisioning' } } })).toEqual([]);
+    expect(names(freeB(), true)).toEqual([]);
+    // No policy admits the claims' namespace any more: nobody may take it.
+    client.push(metal3Resources.hostDeployPolicies.path, { type: 'DELETED', object: everyone });
+    expect(names(freeB())).toEqual([]);
+    // A host kept for a node-reuse pool: every unbound claim, as one waiting for it may have to fall back to another host.
+    const pooled = freeB();
+    expect(names({ ...pooled, metadata: { ...pooled.metadata, labels: { pool: 'b', [hostKeys.nodeReuse]: 'tenant-a.pool' } } }, true)).toEqual(['tenant-a.wants-a', 'tenant-a.wants-b']);
   });
 });

@@ -3,7 +3,7 @@
  * default is 64 KiB; Node 20's was 8 KiB).
  *
  * Why: small Buffers are slices of a shared slab, and a slab lives as long
- * as any slice of it. Node copies a TLS server's ALPN protocol list into a
+ * as one of its slices does. Node copies a TLS server's ALPN protocol list into a
  * fresh slice for every connection, so each long-lived connection (a watch
  * holds one for minutes) keeps a whole slab of other requests' garbage
  * alive. A `make soak` heap snapshot found 446 watch connections keeping

@@ -28,7 +28,7 @@ export async function applyObject(call: WriteCall, body: Buffer, write: WritePar
   const { value: decoded, duplicates, firstUnknownField } = await decodeObject(body.toString('utf8'), 'application/yaml', { schema: pruneSchemaOf(call) });
   if (decoded === null || typeof decoded !== 'object' || Array.isArray(decoded)) throw badRequest('the apply configuration must be an object');
   const rawMetadata = (decoded as Record<string, unknown>)['metadata'];
-  // The field manager types creationTimestamp as any scalar, and BeforeCreate/BeforeUpdate overwrite it: a scalar there is dropped, never refused.
+  // The field manager types creationTimestamp as a scalar of whatever kind, and BeforeCreate/BeforeUpdate overwrite it: a scalar there is dropped, never refused.
   if (isJsonObject(rawMetadata) && !isJsonObject(rawMetadata['creationTimestamp']) && !Array.isArray(rawMetadata['creationTimestamp'])) {
     Reflect.deleteProperty(rawMetadata, 'creationTimestamp');
   }

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { tenancyV1alpha1 } from './api/group.js';
+import { tenancyV1alpha1 } from './resources/group.js';
 import { discoveryRouter } from './api/discovery-handler.js';
 import { openAPIRouter } from './api/openapi/handler.js';
 import { loadSchemaSource, type SchemaSource } from './api/openapi/schema-source.js';
@@ -36,7 +36,8 @@ import { SharedInformerFactory } from './backing/shared-informers.js';
 import { ContinueTokens } from './backing/continue-token.js';
 import { loadContinueTokenKey } from './backing/token-key.js';
 import { hostClaimResource } from './resources/hostclaim/descriptor.js';
-import { hostClaimRecord, hostClaimRecordCRD, hostClaimStorageMapping } from './resources/hostclaim/storage.js';
+import { hostClaimRecordCRD, hostClaimStorageMapping } from './resources/hostclaim/storage.js';
+import { hostClaimRecord } from './tenancy/claim-record.js';
 import { hostClaimStrategy } from './resources/hostclaim/strategy.js';
 import { hardwareDataResource } from './resources/hardwaredata/descriptor.js';
 import { HardwareDataFeed } from './resources/hardwaredata/feed.js';

@@ -6,7 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { RequestInfo } from './request-info.js';
 import type { RequestUrl } from './request-url.js';
-import type { UserInfo } from '../auth/user.js';
+import type { UserInfo } from './user.js';
 
 export interface RequestContext {
   readonly auditId: string;

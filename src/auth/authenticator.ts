@@ -10,7 +10,7 @@ import { authenticateClientCertificate } from './client-certificate.js';
 import type { AuthenticationOutcome, Credentials } from './credentials.js';
 import { authenticateFrontProxy, identityHeaderNames } from './front-proxy.js';
 import type { TokenReviewAuthenticator } from './token-review.js';
-import { anonymousUser, withAuthenticatedGroup } from './user.js';
+import { anonymousUser, withAuthenticatedGroup } from '../api/user.js';
 
 export type AuthenticationDecision =
   | { readonly kind: 'authenticated'; readonly user: AuthenticatedUser; readonly method: string }

@@ -20,7 +20,7 @@
  */
 import { dependencyFailure, unavailableNow } from '../backing/errors.js';
 import type { KubeClient } from '../backing/kube-client.js';
-import type { UserInfo } from './user.js';
+import type { UserInfo } from '../api/user.js';
 import { ExpiringAnswers } from './expiring-answers.js';
 
 export type Attributes =

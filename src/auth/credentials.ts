@@ -1,5 +1,5 @@
 import type { X509Certificate } from 'node:crypto';
-import type { UserInfo } from './user.js';
+import type { UserInfo } from '../api/user.js';
 
 /** What a request presents to the authenticators, independent of the HTTP framework. */
 export interface Credentials {

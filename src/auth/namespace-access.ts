@@ -27,7 +27,7 @@ import { serviceUnavailable, type GroupResource } from '../api/status.js';
 import { withoutManagedFields, type SharedInformer, type SharedInformerFactory } from '../backing/shared-informers.js';
 import type { Attributes, Decision } from './authorizer.js';
 import { RbacSnapshot, type RbacAccess, type RbacBinding, type RbacRole } from './rbac-rules.js';
-import type { UserInfo } from './user.js';
+import type { UserInfo } from '../api/user.js';
 
 const rbacPath = '/apis/rbac.authorization.k8s.io/v1';
 /** Changes of RBAC often come in bursts (a namespace's bindings created together): recompute once per burst. */

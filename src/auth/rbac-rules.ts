@@ -15,7 +15,7 @@
  * Aggregated ClusterRoles need nothing special: kube-controller-manager
  * writes the aggregated rules into them.
  */
-import type { UserInfo } from './user.js';
+import type { UserInfo } from '../api/user.js';
 
 export const clusterWideReadsLabel = 'tenancy.metal3.io/cluster-wide-reads';
 const privilegedGroup = 'system:masters';

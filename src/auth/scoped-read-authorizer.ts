@@ -10,7 +10,7 @@
  */
 import type { Attributes, Decision } from './authorizer.js';
 import type { NamespaceAccessCache } from './namespace-access.js';
-import type { UserInfo } from './user.js';
+import type { UserInfo } from '../api/user.js';
 
 export interface PipelineAuthorizer {
   authorize(user: UserInfo, attributes: Attributes): Promise<Decision>;

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { dependencyFailure } from '../backing/errors.js';
 import type { KubeClient } from '../backing/kube-client.js';
 import type { AuthenticationOutcome, Credentials } from './credentials.js';
-import type { UserInfo } from './user.js';
+import type { UserInfo } from '../api/user.js';
 import { ExpiringAnswers } from './expiring-answers.js';
 
 interface TokenReviewStatus {

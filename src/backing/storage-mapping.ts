@@ -21,6 +21,7 @@
  *   resourceVersions are one etcd revision space, so they stay comparable.
  */
 import { createHash, hash } from 'node:crypto';
+import { isReservedKey } from '../api/reserved-keys.js';
 import type { ApiObject, ManagedFieldsEntry, ObjectMeta, OwnerReference } from '../api/rest/types.js';
 
 export interface GroupVersionKind {
@@ -67,14 +68,6 @@ const noInternalState: InternalState = { finalizers: [], annotations: {} };
 
 const maxNameLength = 253;
 const lastAppliedAnnotation = 'kubectl.kubernetes.io/last-applied-configuration';
-
-/** Label/annotation keys in this project's domain are reserved: tenants may neither set nor see them. */
-export function isReservedKey(key: string): boolean {
-  const slash = key.indexOf('/');
-  if (slash < 0) return false;
-  const domain = key.slice(0, slash);
-  return domain === 'tenancy.metal3.io' || domain.endsWith('.tenancy.metal3.io');
-}
 
 export function isReservedFinalizer(finalizer: string): boolean {
   return isReservedKey(finalizer);

@@ -8,7 +8,7 @@
  */
 import { backingName } from '../backing/storage-mapping.js';
 import type { BareMetalHost, ObjectReference } from '../metal3/types.js';
-import { hostClaimRecord } from '../resources/hostclaim/storage.js';
+import { hostClaimRecord } from './claim-record.js';
 
 const recordApiVersion = `${hostClaimRecord.group}/${hostClaimRecord.version}`;
 

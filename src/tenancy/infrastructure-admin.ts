@@ -6,7 +6,7 @@
  * host error, a HardwareData's host labels) reveals nothing new.
  */
 import type { Attributes, Authorizer } from '../auth/authorizer.js';
-import type { UserInfo } from '../auth/user.js';
+import type { UserInfo } from '../api/user.js';
 
 export function infrastructureAdminAccess(authorizer: Authorizer): (user: UserInfo, namespace: string) => Promise<boolean> {
   return async (user, namespace) => {

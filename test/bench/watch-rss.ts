@@ -116,7 +116,7 @@ async function child(root: string): Promise<void> {
   const load = async <T>(module: string): Promise<T> => (await import(pathToFileURL(path.join(root, module)).href)) as T;
   const { WatchHub } = await load<typeof import('../../src/api/rest/watch-hub.js')>('src/api/rest/watch-hub.ts');
   const { restRouter } = await load<typeof import('../../src/api/rest/handler.js')>('src/api/rest/handler.ts');
-  const { tenancyV1alpha1 } = await load<typeof import('../../src/api/group.js')>('src/api/group.ts');
+  const { tenancyV1alpha1 } = await load<typeof import('../../src/resources/group.js')>('src/resources/group.ts');
   const { parseAuthenticationConfig } = await load<typeof import('../../src/auth/authentication-config.js')>('src/auth/authentication-config.ts');
   const { Authenticator } = await load<typeof import('../../src/auth/authenticator.js')>('src/auth/authenticator.ts');
   const { Authorizer } = await load<typeof import('../../src/auth/authorizer.js')>('src/auth/authorizer.ts');

@@ -3,7 +3,7 @@
  * on a local HTTPS port, for unit tests of what the REST layer answers:
  * front-proxy authentication with a test PKI, the given authorizer.
  */
-import { tenancyV1alpha1 } from '../../src/api/group.js';
+import { tenancyV1alpha1 } from '../../src/resources/group.js';
 import type { RestResource } from '../../src/api/rest/contracts.js';
 import { restRouter } from '../../src/api/rest/handler.js';
 import { parseAuthenticationConfig } from '../../src/auth/authentication-config.js';

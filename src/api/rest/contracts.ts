@@ -5,7 +5,7 @@
  * admission, and a store; every verb is written once in this folder.
  */
 import type { Request, Response } from 'express';
-import type { UserInfo } from '../../auth/user.js';
+import type { UserInfo } from '../user.js';
 import type { FieldError } from '../field-errors.js';
 import type { ResourceRequestInfo } from '../request-info.js';
 import type { RequestUrl } from '../request-url.js';

@@ -15,7 +15,7 @@
  * outside the set on every path the hub has (initial state, history,
  * live events).
  */
-import type { UserInfo } from '../../auth/user.js';
+import type { UserInfo } from '../user.js';
 import type { GroupResource } from '../status.js';
 import { SelectionPredicate } from './selection.js';
 import type { ApiObject, WatchEventOut } from './types.js';

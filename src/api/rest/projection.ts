@@ -16,7 +16,7 @@
  * object, and an undecided or failed check is the tenant form: the safe
  * default is what tenants see.
  */
-import type { UserInfo } from '../../auth/user.js';
+import type { UserInfo } from '../user.js';
 import type { ApiObject } from './types.js';
 
 /** Who a response is for: the two forms an object can take. */

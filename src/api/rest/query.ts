@@ -8,7 +8,7 @@ import { fieldManagerErrors } from '../object-meta.js';
 import { parseFieldSelector } from '../field-selector.js';
 import { parseLabelSelector } from '../label-selector.js';
 import { badRequest } from '../status.js';
-import { isReservedKey } from '../../backing/storage-mapping.js';
+import { isReservedKey } from '../reserved-keys.js';
 import { SelectionPredicate, selectableFields } from './selection.js';
 
 export interface ListParameters {

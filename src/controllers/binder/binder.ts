@@ -29,7 +29,7 @@ import { EventRecorder } from '../../backing/events.js';
 import { withoutManagedFields, type ResourceEventHandler, type SharedInformer, type SharedInformerFactory } from '../../backing/shared-informers.js';
 import type { KubeClient } from '../../backing/kube-client.js';
 import type { Logger } from '../../observability/logger.js';
-import { hostClaimRecord } from '../../resources/hostclaim/storage.js';
+import { hostClaimRecord } from '../../tenancy/claim-record.js';
 import { metal3Resources, type BareMetalHost, type HostDeployPolicy, type Namespace } from '../../metal3/types.js';
 import { boundRecord } from '../../tenancy/host-references.js';
 import { hostKey } from '../../tenancy/selection.js';

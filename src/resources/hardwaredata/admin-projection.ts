@@ -10,7 +10,7 @@
  */
 import type { ResourceProjection } from '../../api/rest/projection.js';
 import type { ApiObject } from '../../api/rest/types.js';
-import type { UserInfo } from '../../auth/user.js';
+import type { UserInfo } from '../../api/user.js';
 import { hostCopyAnnotations, type BareMetalHost } from '../../metal3/types.js';
 import { revealsBmcDetails } from '../../tenancy/bmc-details.js';
 import { sourceOf } from './projection.js';

@@ -24,7 +24,7 @@
  * This is the tenant form. The host it was made from is kept beside it
  * (`sourceOf`) for the infrastructure admin form (admin-projection.ts).
  */
-import { tenancyV1alpha1 } from '../../api/group.js';
+import { tenancyV1alpha1 } from '../group.js';
 import { pruneToSchema } from '../../api/openapi/prune.js';
 import type { K8sSchema } from '../../api/openapi/schema-source.js';
 import { encodeOnce } from '../../api/rest/serialized.js';

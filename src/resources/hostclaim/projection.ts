@@ -8,7 +8,7 @@
  */
 import type { ResourceProjection } from '../../api/rest/projection.js';
 import type { ApiObject } from '../../api/rest/types.js';
-import type { UserInfo } from '../../auth/user.js';
+import type { UserInfo } from '../../api/user.js';
 import { controllerAnnotationsOf } from '../../backing/storage-mapping.js';
 import { hostErrorAnnotation } from './storage.js';
 

@@ -2,14 +2,7 @@
 import type { SchemaSource } from '../../api/openapi/schema-source.js';
 import { customResourceDefinition, type CustomResourceDefinition } from '../../backing/crd.js';
 import { controllerAnnotationPrefix, StorageMapping } from '../../backing/storage-mapping.js';
-
-export const hostClaimRecord = {
-  group: 'infra.tenancy.metal3.io',
-  version: 'v1alpha1',
-  kind: 'HostClaimRecord',
-  plural: 'hostclaimrecords',
-  singular: 'hostclaimrecord',
-} as const;
+import { hostClaimRecord } from '../../tenancy/claim-record.js';
 
 /**
  * On a record: the bound host's error text (BMC details replaced), written by

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { aggregatedDiscovery, apiResourceList, isDiscoveryV2, rootDiscoveryOffers } from '../../../src/api/discovery.js';
-import { tenancyV1alpha1 } from '../../../src/api/group.js';
+import { tenancyV1alpha1 } from '../../../src/resources/group.js';
 import { negotiate, parseAccept } from '../../../src/api/negotiation.js';
 import type { ApiGroupVersion } from '../../../src/api/resource.js';
 import { ApiError } from '../../../src/api/status.js';

@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import express, { type ErrorRequestHandler } from 'express';
 import type { OpenAPIV2, OpenAPIV3 } from 'openapi-types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tenancyV1alpha1 } from '../../../src/api/group.js';
+import { tenancyV1alpha1 } from '../../../src/resources/group.js';
 import type { ApiGroupVersion, ResourceDescriptor, Verb } from '../../../src/api/resource.js';
 import { ApiError } from '../../../src/api/status.js';
 import { openAPIJson, openAPIRouter } from '../../../src/api/openapi/handler.js';

@@ -7,7 +7,7 @@ import type { WatchEvent } from '../../../src/backing/kube-client.js';
 import { SharedInformerFactory } from '../../../src/backing/shared-informers.js';
 import { NamespaceAccessCache } from '../../../src/auth/namespace-access.js';
 import { ScopedReadAuthorizer } from '../../../src/auth/scoped-read-authorizer.js';
-import type { UserInfo } from '../../../src/auth/user.js';
+import type { UserInfo } from '../../../src/api/user.js';
 
 const rbac = '/apis/rbac.authorization.k8s.io/v1';
 const group = 'tenancy.metal3.io';

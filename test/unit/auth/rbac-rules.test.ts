@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RbacSnapshot, ruleAllows, type RbacBinding, type RbacObjects, type RbacRole } from '../../../src/auth/rbac-rules.js';
-import type { UserInfo } from '../../../src/auth/user.js';
+import type { UserInfo } from '../../../src/api/user.js';
 
 const group = 'tenancy.metal3.io';
 const listClaims = { verb: 'list', group, resource: 'hostclaims' };

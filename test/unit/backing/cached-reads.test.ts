@@ -11,7 +11,8 @@ import type { Table } from '../../../src/backing/scope-probe.js';
 import type { CollectionVersions } from '../../../src/backing/metadata-protobuf.js';
 import { RecordStore } from '../../../src/backing/record-store.js';
 import { SharedInformerFactory } from '../../../src/backing/shared-informers.js';
-import { hostClaimRecord, hostClaimStorageMapping } from '../../../src/resources/hostclaim/storage.js';
+import { hostClaimRecord } from '../../../src/tenancy/claim-record.js';
+import { hostClaimStorageMapping } from '../../../src/resources/hostclaim/storage.js';
 
 const mapping = hostClaimStorageMapping('hostclaim-system');
 const gr = { group: 'tenancy.metal3.io', resource: 'hostclaims' };

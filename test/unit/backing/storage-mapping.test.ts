@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ApiObject } from '../../../src/api/rest/types.js';
-import { StorageMapping, backingName, bookkeeping, isReservedKey, virtualUid } from '../../../src/backing/storage-mapping.js';
+import { StorageMapping, backingName, bookkeeping, virtualUid } from '../../../src/backing/storage-mapping.js';
 
 const mapping = new StorageMapping(
   { group: 'tenancy.metal3.io', version: 'v1alpha1', kind: 'HostClaim' },
@@ -33,15 +33,6 @@ describe('backing names', () => {
     // Namespaces (DNS labels) have no dots, so the first dot splits a readable name uniquely.
     const readable = backingName('ns-1', 'b.c');
     expect([readable.slice(0, readable.indexOf('.')), readable.slice(readable.indexOf('.') + 1)]).toEqual(['ns-1', 'b.c']);
-  });
-});
-
-describe('reserved keys', () => {
-  it('cover this project domain and its subdomains only', () => {
-    expect(isReservedKey('infra.tenancy.metal3.io/namespace')).toBe(true);
-    expect(isReservedKey('tenancy.metal3.io/anything')).toBe(true);
-    expect(isReservedKey('metal3.io/other')).toBe(false);
-    expect(isReservedKey('app')).toBe(false);
   });
 });
 

@@ -11,7 +11,7 @@ import { WatchHub } from '../../../../src/api/rest/watch-hub.js';
 import { notFound } from '../../../../src/api/status.js';
 import { Authorizer } from '../../../../src/auth/authorizer.js';
 import { hardwareDataStrategy } from '../../../../src/resources/hardwaredata/strategy.js';
-import { tenancyV1alpha1 } from '../../../../src/api/group.js';
+import { tenancyV1alpha1 } from '../../../../src/resources/group.js';
 import { restRouter } from '../../../../src/api/rest/handler.js';
 import { json } from '../../../support/https-client.js';
 import { everyNamespace } from '../../../support/read-access.js';

@@ -3,7 +3,7 @@ import { RequesterProjection, type ResourceProjection } from '../../../../src/ap
 import type { ApiObject } from '../../../../src/api/rest/types.js';
 import type { WatchEventOut } from '../../../../src/api/rest/types.js';
 import { ProjectingSink } from '../../../../src/api/rest/watch-projection.js';
-import type { UserInfo } from '../../../../src/auth/user.js';
+import type { UserInfo } from '../../../../src/api/user.js';
 
 const user: UserInfo = { name: 'alice', uid: '', groups: ['system:authenticated'], extra: {} };
 

@@ -26,7 +26,8 @@ import { HardwareDataModel } from '../../../../src/resources/hardwaredata/model.
 import { HardwareDataStore } from '../../../../src/resources/hardwaredata/store.js';
 import { HardwareDataTokens } from '../../../../src/resources/hardwaredata/continue-token.js';
 import { hardwareDataStrategy } from '../../../../src/resources/hardwaredata/strategy.js';
-import { hostClaimRecord, hostClaimStorageMapping } from '../../../../src/resources/hostclaim/storage.js';
+import { hostClaimRecord } from '../../../../src/tenancy/claim-record.js';
+import { hostClaimStorageMapping } from '../../../../src/resources/hostclaim/storage.js';
 import { hostClaimStrategy } from '../../../../src/resources/hostclaim/strategy.js';
 import { sharedLabelsAnnotation } from '../../../../src/tenancy/policy.js';
 import { json } from '../../../support/https-client.js';

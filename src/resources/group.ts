@@ -1,6 +1,6 @@
-import type { ApiGroupVersion } from './resource.js';
-import { hardwareDataResource } from '../resources/hardwaredata/descriptor.js';
-import { hostClaimResource } from '../resources/hostclaim/descriptor.js';
+import type { ApiGroupVersion } from '../api/resource.js';
+import { hardwareDataResource } from './hardwaredata/descriptor.js';
+import { hostClaimResource } from './hostclaim/descriptor.js';
 
 /** The one group/version this server serves. */
 export const tenancyV1alpha1: ApiGroupVersion = {

@@ -31,6 +31,8 @@ export interface BenchConfig {
   readonly bindTimeoutMs: number;
   /** Page size of the cluster-wide paginated LIST. */
   readonly pageLimit: number;
+  /** RSS counts as settled after a burst once it held still this long (rss.ts). */
+  readonly rssSettleSeconds: number;
 }
 
 export const defaultConfig: BenchConfig = {
@@ -54,6 +56,7 @@ export const defaultConfig: BenchConfig = {
   bindClaims: 1000,
   bindTimeoutMs: 300_000,
   pageLimit: 500,
+  rssSettleSeconds: 15,
 };
 
 /** A few seconds of every phase on a tiny scenario: proves every figure is produced, not how fast. */
@@ -74,6 +77,7 @@ export const smokeConfig: BenchConfig = {
   bindClaims: 10,
   bindTimeoutMs: 120_000,
   pageLimit: 20,
+  rssSettleSeconds: 2,
 };
 
 const ENV_NAMES: Record<keyof BenchConfig, string> = {
@@ -97,6 +101,7 @@ const ENV_NAMES: Record<keyof BenchConfig, string> = {
   bindClaims: 'BENCH_BIND_CLAIMS',
   bindTimeoutMs: 'BENCH_BIND_TIMEOUT_MS',
   pageLimit: 'BENCH_PAGE_LIMIT',
+  rssSettleSeconds: 'BENCH_RSS_SETTLE_S',
 };
 
 /** `base` with every BENCH_* variable set in `env` applied; throws on a value that is not a positive integer. */

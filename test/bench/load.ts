@@ -107,9 +107,14 @@ export async function cpuSnapshot(processes: CpuProcesses): Promise<{ controlPla
 }
 
 /** Resident set size of a process in bytes (VmRSS of /proc/<pid>/status). */
-export async function rssBytes(pid: number): Promise<number> {
+export function rssBytes(pid: number): Promise<number> {
+  return statusBytes(pid, 'VmRSS');
+}
+
+/** A memory field of /proc/<pid>/status in bytes: VmRSS now, VmHWM the most it ever was. */
+export async function statusBytes(pid: number, field: 'VmRSS' | 'VmHWM'): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const match = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status);
-  if (match === null) throw new Error(`/proc/${pid}/status has no VmRSS`);
+  const match = new RegExp(`^${field}:\\s+(\\d+)\\s+kB$`, 'm').exec(status);
+  if (match === null) throw new Error(`/proc/${pid}/status has no ${field}`);
   return Number(match[1]) * 1024;
 }

@@ -3,6 +3,7 @@
 // the last full run with its machine, date, commit and load.
 import { readFile, writeFile } from 'node:fs/promises';
 import type { Comparison, Figures } from './reads.js';
+import { describeRss } from './rss.js';
 import type { BenchResults } from './run.js';
 import type { WatchRun } from './watch.js';
 
@@ -50,7 +51,7 @@ export function markdownSummary(results: BenchResults): string {
     `Cluster-wide LIST by a user who may read ${scopedList.readable} of ${scopedList.namespaces} namespaces (${scopedList.readable * config.claimsPerNamespace} claims), through the aggregator: ${side(scopedList.clusterWide, true)}. A single-namespace LIST by the same user: ${side(scopedList.namespaced, true)}. Ratio: p50 ${n(scopedList.ratio.p50Ms, 2)}×, throughput ${n(scopedList.ratio.throughput, 2)}×, server CPU ${n(scopedList.ratio.serverCpuMsPerRequest, 2)}×.`,
     '',
     `Binding: ${binding.associated}/${binding.claims} new claims Associated, the last ${n(binding.secondsAfterLastCreate, 2)} s after the last create (creating them took ${n(binding.createSeconds)} s); ${binding.doubleBinds} hosts bound twice.`,
-    `Footprint: hostclaim-apiserver RSS ${n(footprint.rssAfterSetupMb, 0)} MB after setup, ${n(footprint.rssAfterRestartMb, 0)} MB after a restart; /readyz ${n(footprint.readySecondsAfterRestart, 2)} s after the restart. Before the first phase the bench waited ${n(footprint.quiesceSeconds, 0)} s for the control plane to become quiet; then, with no client requests, it spent ${n(footprint.idleCpuMsPerSecond.controlPlane, 0)} ms of CPU per second and hostclaim-apiserver ${n(footprint.idleCpuMsPerSecond.server, 0)} ms/s (included in every CPU-per-request figure, on both sides).`,
+    `Footprint: hostclaim-apiserver RSS after setup ${describeRss(footprint.rssAfterSetup)}; after a restart ${describeRss(footprint.rssAfterRestart)}; /readyz ${n(footprint.readySecondsAfterRestart, 2)} s after the restart. Before the first phase the bench waited ${n(footprint.quiesceSeconds, 0)} s for the control plane to become quiet; then, with no client requests, it spent ${n(footprint.idleCpuMsPerSecond.controlPlane, 0)} ms of CPU per second and hostclaim-apiserver ${n(footprint.idleCpuMsPerSecond.server, 0)} ms/s (included in every CPU-per-request figure, on both sides).`,
     '',
     '| Done when (issue #12) | This run | |',
     '|---|---|---|',

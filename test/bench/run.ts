@@ -20,12 +20,13 @@ import { runBinding, type BindingResult } from './binding.js';
 import type { BenchConfig } from './config.js';
 import { judge, type Criterion } from './criteria.js';
 import { H2Client, type TlsIdentity } from './h2.js';
-import { cpuSnapshot, rssBytes, type CpuProcesses } from './load.js';
+import { cpuSnapshot, type CpuProcesses } from './load.js';
+import { describeRss, settledRss, settleOptions, type RssFigure } from './rss.js';
 import { hardwareDataPagination, runReads, type Comparison, type Pagination, type ReadKey } from './reads.js';
 import { buildScenario, TENANT_USER, type SetupHooks, type SetupTimes } from './scenario.js';
 import { medianWatch, runWatchFanOut, watchSessions, type WatchComparison, type WatchRun, type WatchSide } from './watch.js';
 
-export const RESULTS_SCHEMA = 'hostclaim-apiserver-bench/1';
+export const RESULTS_SCHEMA = 'hostclaim-apiserver-bench/2';
 
 export interface Machine {
   readonly cpuModel: string;
@@ -40,11 +41,12 @@ export interface Machine {
 }
 
 export interface Footprint {
-  /** hostclaim-apiserver's RSS once the scenario was built and the server idle for a few seconds. */
-  readonly rssAfterSetupMb: number;
+  /** hostclaim-apiserver's RSS once the scenario was built: a few seconds after, settled, and its peak (rss.ts). */
+  readonly rssAfterSetup: RssFigure;
   /** From starting a stopped server until its /readyz answers 200, at the full scenario. */
   readonly readySecondsAfterRestart: number;
-  readonly rssAfterRestartMb: number;
+  /** The same after a restart, counted from /readyz. */
+  readonly rssAfterRestart: RssFigure;
   /**
    * CPU the control plane and the server spend per second with no client
    * request at all (informers, the binder, leader election), over the last
@@ -140,8 +142,8 @@ export async function runBench(env: DevEnvironment, config: BenchConfig, log: (l
   try {
     const setup = await buildScenario(config, { admin, tenant }, setupHooks(env), log);
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-    const rssAfterSetupMb = (await rssBytes(serverPid(env))) / 1e6;
-    log(`hostclaim-apiserver RSS after setup: ${rssAfterSetupMb.toFixed(0)} MB`);
+    const rssAfterSetup = await settledRss(serverPid(env), settleOptions(config.rssSettleSeconds));
+    log(`hostclaim-apiserver RSS after setup: ${describeRss(rssAfterSetup)}`);
     const { idleCpuMsPerSecond, quiesceSeconds } = await quiesce(processes(), log);
 
     // Watches first: the RSS they add is read before the large lists of the read phases have grown the heap.
@@ -152,7 +154,7 @@ export async function runBench(env: DevEnvironment, config: BenchConfig, log: (l
     const binding = await runBinding(config, { tenant, admin }, log);
     const pagination = await hardwareDataPagination(config, admin);
     log(`cluster-wide HardwareData LIST limit=${config.pageLimit}: ${JSON.stringify(pagination)}`);
-    const footprint = { rssAfterSetupMb, idleCpuMsPerSecond, quiesceSeconds, ...(await restartFootprint(env, log)) };
+    const footprint = { rssAfterSetup, idleCpuMsPerSecond, quiesceSeconds, ...(await restartFootprint(env, config, log)) };
 
     const partial = {
       schema: RESULTS_SCHEMA,
@@ -248,7 +250,7 @@ async function idleCpu(processes: CpuProcesses): Promise<Footprint['idleCpuMsPer
   return { controlPlane: ((after.controlPlane - before.controlPlane) * 1000) / seconds, server: ((after.server - before.server) * 1000) / seconds };
 }
 
-async function restartFootprint(env: DevEnvironment, log: (line: string) => void): Promise<Omit<Footprint, 'rssAfterSetupMb' | 'idleCpuMsPerSecond' | 'quiesceSeconds'>> {
+async function restartFootprint(env: DevEnvironment, config: BenchConfig, log: (line: string) => void): Promise<Omit<Footprint, 'rssAfterSetup' | 'idleCpuMsPerSecond' | 'quiesceSeconds'>> {
   await env.stopServer();
   const started = performance.now();
   const restarted = env.restartServer();
@@ -259,7 +261,9 @@ async function restartFootprint(env: DevEnvironment, log: (line: string) => void
   await restarted;
   log(`hostclaim-apiserver restarted: /readyz after ${readySeconds.toFixed(2)} s`);
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-  return { readySecondsAfterRestart: readySeconds, rssAfterRestartMb: (await rssBytes(serverPid(env))) / 1e6 };
+  const rssAfterRestart = await settledRss(serverPid(env), settleOptions(config.rssSettleSeconds));
+  log(`hostclaim-apiserver RSS after the restart: ${describeRss(rssAfterRestart)}`);
+  return { readySecondsAfterRestart: readySeconds, rssAfterRestart };
 }
 
 function serverPid(env: DevEnvironment): number {

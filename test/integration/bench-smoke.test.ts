@@ -86,7 +86,13 @@ describe('make bench on a small scenario', () => {
     expect(results.binding).toMatchObject({ claims: smokeConfig.bindClaims, associated: smokeConfig.bindClaims, doubleBinds: 0 });
     expect(Number.isFinite(results.binding.secondsAfterLastCreate) && results.binding.secondsAfterLastCreate >= 0).toBe(true);
     for (const figure of ['namespacesMs', 'hostsMs', 'serverStartMs', 'claimsMs', 'bindingMs', 'totalMs'] as const) expectPositive(results.setup[figure], `setup.${figure}`);
-    for (const figure of ['rssAfterSetupMb', 'readySecondsAfterRestart', 'rssAfterRestartMb'] as const) expectPositive(results.footprint[figure], `footprint.${figure}`);
+    expectPositive(results.footprint.readySecondsAfterRestart, 'footprint.readySecondsAfterRestart');
+    for (const when of ['rssAfterSetup', 'rssAfterRestart'] as const) {
+      for (const figure of ['firstMb', 'settledMb', 'peakMb'] as const) expectPositive(results.footprint[when][figure], `footprint.${when}.${figure}`);
+      // The peak is the most the process ever held, so no later sample exceeds it.
+      expect(results.footprint[when].peakMb).toBeGreaterThanOrEqual(results.footprint[when].settledMb);
+      expect(Number.isInteger(results.footprint[when].settledAfterSeconds) && results.footprint[when].settledAfterSeconds >= 0).toBe(true);
+    }
     // CPU is counted in 10 ms ticks: a step that only polled once may show none.
     expect(results.setup.steps.map((step) => step.seconds > 0 && Object.values(step.cpuSeconds).every((seconds) => Number.isFinite(seconds) && seconds >= 0))).toEqual([true, true, true, true, true]);
     // Idle CPU is counted in 10 ms ticks over 5 s: it may be 0 on a quiet server.

@@ -126,6 +126,7 @@ export class HardwareDataFeed {
         });
       },
       onEvent: (event) => {
+        if (this.changesNothing(event)) return;
         this.merge.enqueue('claims', revision(event.object.metadata.resourceVersion), (position) => {
           this.claimChanged(event, position);
         });
@@ -316,6 +317,18 @@ export class HardwareDataFeed {
     const now = this.model.context(name);
     const hosts = new Set([...this.model.candidates(old), ...this.model.candidates(now)]);
     this.publishChanges(position, [name], hosts.size, () => [...hosts].map((host) => [this.model.object(host, old), this.model.object(host, now)] as const));
+  }
+
+  /**
+   * A claim's uid and namespace, all HardwareData reads of it, never change:
+   * a MODIFIED of a claim the model knows (a label, the binder's status)
+   * shows nowhere. It is not queued, since a queued change waits for every
+   * quiet input to be proven current: a probe of every host per claim write.
+   * The claims input's watermark still advances (the hub's own).
+   */
+  private changesNothing(event: ObjectEvent): boolean {
+    const { uid, namespace } = event.object.metadata;
+    return event.type === 'MODIFIED' && uid !== undefined && namespace !== undefined && this.model.claimNamespace(uid) === namespace;
   }
 
   private claimChanged(event: ObjectEvent, position: bigint): void {

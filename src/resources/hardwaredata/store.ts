@@ -11,7 +11,10 @@
  *    up to the oldest fence, so the answer reflects every write
  *    acknowledged before the request, on any replica;
  *  - "0": whatever the model holds now (a list ignores `limit`, as kube);
- *  - NotOlderThan X: once the model has reached X (504 after 3 s);
+ *  - NotOlderThan X: once the model has reached X; a model behind X first
+ *    proves its inputs current, as a consistent LIST does (X may come from
+ *    another resource, a HostClaim write say, that changed nothing here:
+ *    kube's watch cache asks etcd for progress then), 504 after 3 s;
  *  - Exact: only the current resourceVersion (no past states are kept: 410).
  *
  * Lists paginate (`limit`/`continue`) in kube's order, by `<namespace>/<name>`,
@@ -24,7 +27,7 @@
 import { checkPathSegmentName } from '../../api/request-info.js';
 import { ApiError, notFound, type GroupResource } from '../../api/status.js';
 import type { ListQuery, ReadableStore } from '../../api/rest/store.js';
-import type { ApiObject, ObjectList } from '../../api/rest/types.js';
+import { revision, type ApiObject, type ObjectList } from '../../api/rest/types.js';
 import type { WatchHub } from '../../api/rest/watch-hub.js';
 import type { HardwareDataTokens, ListIdentity } from './continue-token.js';
 import type { HardwareDataModel, ObjectPosition } from './model.js';
@@ -109,6 +112,8 @@ export class HardwareDataStore implements ReadableStore {
       await this.feed.consistent();
       return;
     }
+    // A malformed resourceVersion (revision -1) is for waitForResourceVersion to refuse.
+    if (revision(resourceVersion) > revision(this.hub.currentResourceVersion())) await this.feed.consistent();
     await this.hub.waitForResourceVersion(resourceVersion);
     if (match === 'Exact' && resourceVersion !== this.hub.currentResourceVersion()) {
       // Past states are not kept: like a compacted revision in kube.

@@ -6,8 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ApiObject } from '../../../../src/api/rest/types.js';
-import type { KubeObject, ListWatchClient } from '../../../../src/backing/informer.js';
-import type { WatchEvent } from '../../../../src/backing/kube-client.js';
+import type { KubeObject } from '../../../../src/backing/informer.js';
 import { SharedInformerFactory } from '../../../../src/backing/shared-informers.js';
 import { bindingAnnotations } from '../../../../src/controllers/binder/claim.js';
 import { HostChoice } from '../../../../src/controllers/binder/host-choice.js';
@@ -15,43 +14,8 @@ import { consumerIndex, recordIndexes } from '../../../../src/controllers/binder
 import { hostKeys, metal3Resources, type BareMetalHost, type HostDeployPolicy, type Namespace } from '../../../../src/metal3/types.js';
 import { recordConsumerRef } from '../../../../src/tenancy/host-references.js';
 import { hostKey } from '../../../../src/tenancy/selection.js';
+import { ControlledClient } from '../../../support/controlled-client.js';
 import { claim as fixtureClaim, record as fixtureRecord } from './fixtures.js';
-
-/** Lists answer `state[path]`; watches stay open until the test pushes events (a 410 ERROR makes the informer relist). */
-class ControlledClient implements ListWatchClient {
-  readonly state = new Map<string, { items: KubeObject[]; resourceVersion: string }>();
-  private readonly watchers = new Map<string, Set<(event: WatchEvent<KubeObject>) => void>>();
-
-  list<T>(path: string): Promise<T> {
-    const { items, resourceVersion } = this.state.get(path) ?? { items: [], resourceVersion: '1' };
-    return Promise.resolve({ metadata: { resourceVersion }, items } as T);
-  }
-
-  watch<T>(path: string, _query: unknown, onEvent: (event: WatchEvent<T>) => void, options: { readonly signal?: AbortSignal } = {}): Promise<void> {
-    const send = onEvent as unknown as (event: WatchEvent<KubeObject>) => void;
-    return new Promise((resolve, reject) => {
-      const wrapped = (event: WatchEvent<KubeObject>): void => {
-        try {
-          send(event);
-        } catch (error) {
-          this.watchers.get(path)?.delete(wrapped);
-          reject(error instanceof Error ? error : new Error(String(error)));
-        }
-      };
-      const set = this.watchers.get(path) ?? new Set();
-      set.add(wrapped);
-      this.watchers.set(path, set);
-      options.signal?.addEventListener('abort', () => {
-        set.delete(wrapped);
-        resolve();
-      });
-    });
-  }
-
-  push(path: string, event: WatchEvent<KubeObject>): void {
-    for (const send of [...(this.watchers.get(path) ?? [])]) send(event);
-  }
-}
 
 const settle = async (): Promise<void> => {
   for (let i = 0; i < 5; i++) await new Promise((resolve) => setTimeout(resolve, 0));

@@ -9,8 +9,12 @@ import { HardwareDataTokens } from '../../../../src/resources/hardwaredata/conti
 
 const gr = { group: 'tenancy.metal3.io', resource: 'hardwaredata' };
 
-/** A store over three namespaces and two hosts everyone sees; `keyByte` fills the token key (replicas share one). */
-function setup(keyByte = 0): HardwareDataStore {
+/**
+ * A store over three namespaces and two hosts everyone sees; `keyByte` fills
+ * the token key (replicas share one). `consistent` stands for the feed's
+ * proof that every input is current; by default the model already is.
+ */
+function setup(keyByte = 0, consistent: (hub: WatchHub) => Promise<void> = () => Promise.resolve()): HardwareDataStore {
   const model = new HardwareDataModel(loadSchemaSource().resolvedObjectSchema('HardwareDataSpec'));
   const namespaces: Namespace[] = ['tenant', 'tenant-a', 'tenant-b'].map((name) => ({ metadata: { name, resourceVersion: '5' } }));
   model.visibility.replaceNamespaces(namespaces);
@@ -19,7 +23,7 @@ function setup(keyByte = 0): HardwareDataStore {
   model.replaceHosts(hosts);
   const hub = new WatchHub({ resource: gr, derivedState: model });
   hub.restart('40');
-  return new HardwareDataStore({ hub, model, consistent: () => Promise.resolve(), consistentObject: () => Promise.resolve(undefined) }, gr, new HardwareDataTokens(Promise.resolve(new Uint8Array(32).fill(keyByte))));
+  return new HardwareDataStore({ hub, model, consistent: () => consistent(hub), consistentObject: () => Promise.resolve(undefined) }, gr, new HardwareDataTokens(Promise.resolve(new Uint8Array(32).fill(keyByte))));
 }
 
 function query(text: string) {
@@ -50,6 +54,22 @@ describe('HardwareDataStore lists', () => {
     expect(keys(first.items)).toEqual(['tenant-b/infra.h2']);
     expect(first.metadata.continue).toBeUndefined();
     expect(keys((await store.list('tenant', query('limit=1&resourceVersion=0'))).items)).toEqual(['tenant/infra.h1', 'tenant/infra.h2']);
+  });
+
+  it('prove the inputs current for a resourceVersion beyond the model, as kube asks etcd for progress', async () => {
+    // The feed's proof finds the inputs at 45 (a HostClaim write at 45 changed nothing HardwareData shows).
+    let proofs = 0;
+    const store = setup(0, (hub) => {
+      proofs++;
+      hub.progress('45');
+      return Promise.resolve();
+    });
+    const list = await store.list('tenant', query('resourceVersion=45&resourceVersionMatch=NotOlderThan'));
+    expect(list.metadata.resourceVersion).toBe('45');
+    expect(proofs).toBe(1);
+    // Reached already: no proof needed.
+    await store.list('tenant', query('resourceVersion=44'));
+    expect(proofs).toBe(1);
   });
 
   it('refuse a continue token issued for another list with kube 400', async () => {

@@ -34,7 +34,11 @@
  * could predate a write acknowledged before the request). At most one probe
  * per scope is in flight; requests arriving meanwhile share the next one,
  * which starts when the current one ends. Under load the probes per request
- * tend to zero.
+ * tend to zero. A request waits for its probe (the one in flight, then
+ * its own) at most one kube-apiserver call's bound (`probeWaitMs`), then
+ * fails as a call that got no answer: with etcd unreachable, the probe in
+ * flight and the next would otherwise hold a request for two bounds, past
+ * kube's request timeout.
  *
  * Batching: scopes one probe can cover together (a ScopeBatch: namespaces,
  * whose union is a label `in`) share probes across members too. While a
@@ -46,6 +50,7 @@
  */
 import { revision } from '../api/rest/types.js';
 import type { KubeObject } from './informer.js';
+import { KubeUnavailableError, kubeCallTimeoutMs } from './kube-client.js';
 import { ScopeProber, type ProbeClient, type ProbeMethod, type ProbeResult } from './scope-probe.js';
 import { objectKey } from './shared-informers.js';
 
@@ -96,14 +101,16 @@ export class ConsistentReadFence {
   /** fenceMember()'s probes, by batch key. */
   private readonly batches = new BatchCoalescer<ScopeProbe>();
   private readonly waitMs: number;
+  private readonly probeWaitMs: number;
   private readonly prober: ScopeProber;
 
   constructor(
     client: ProbeClient,
     private readonly cache: FencedCache,
-    options: { readonly waitMs?: number; readonly probe?: ProbeMethod } = {},
+    options: { readonly waitMs?: number; readonly probeWaitMs?: number; readonly probe?: ProbeMethod } = {},
   ) {
     this.waitMs = options.waitMs ?? defaultWaitMs;
+    this.probeWaitMs = options.probeWaitMs ?? kubeCallTimeoutMs;
     this.prober = new ScopeProber(client, options.probe ?? { kind: 'metadata' });
   }
 
@@ -119,11 +126,12 @@ export class ConsistentReadFence {
 
   private async fenceIn(coalescer: BatchCoalescer<ScopeProbe>, batch: ScopeBatch, member: string, signal: AbortSignal | undefined): Promise<Freshness> {
     if (!this.cache.isHealthy()) return { fresh: false, reason: 'unhealthy' };
-    const { scope, probe } = await coalescer.run(batch.key, member, batch.maxMembers, async (members) => {
+    const probed = coalescer.run(batch.key, member, batch.maxMembers, async (members) => {
       const union = batch.scopeOf(members);
-      const probed = await this.prober.probe({ path: this.cache.resource.path, labelSelector: union.labelSelector, fieldSelector: union.fieldSelector });
-      return { scope: union, probe: probed };
+      const probe = await this.prober.probe({ path: this.cache.resource.path, labelSelector: union.labelSelector, fieldSelector: union.fieldSelector });
+      return { scope: union, probe };
     });
+    const { scope, probe } = await withinBound(probed, this.probeWaitMs);
     return this.waitForAgreement(scope, probe, signal);
   }
 
@@ -164,6 +172,20 @@ export class ConsistentReadFence {
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
+}
+
+/** The probe, or a timeout as kube-client's when it does not come within boundMs (the probe goes on for the others). */
+function withinBound<R>(probe: Promise<R>, boundMs: number): Promise<R> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      reject(new KubeUnavailableError(true, { cause: new Error(`no probe answer within ${boundMs} ms`) }));
+    }, boundMs);
+    timer.unref();
+  });
+  return Promise.race([probe, expired]).finally(() => {
+    clearTimeout(timer);
+  });
 }
 
 /** The agreement rule of the module comment. */

@@ -129,7 +129,8 @@ export interface WatchEvent<T> {
   readonly object: T;
 }
 
-const requestTimeoutMs = 30_000;
+/** How long a call to kube-apiserver may go without an answer (no byte for this long) before it fails as timed out. */
+export const kubeCallTimeoutMs = 30_000;
 
 /** Shorter than kube-apiserver's IdleTimeout (k8s.io/apiserver secure_serving.go: 90 s), and than common load balancers'. */
 const idleSocketTimeoutMs = 30_000;
@@ -279,7 +280,7 @@ export class KubeClient {
     path: string,
     options: RequestOptions,
     accept: string,
-    timeoutMs = requestTimeoutMs,
+    timeoutMs = kubeCallTimeoutMs,
   ): Promise<IncomingMessage> {
     const replayable = method === 'GET' || options.idempotent === true;
     try {

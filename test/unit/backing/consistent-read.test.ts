@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { CollectionVersions } from '../../../src/backing/metadata-protobuf.js';
 import { agrees, BatchCoalescer, ConsistentReadFence, type FencedCache, type ProbeScope } from '../../../src/backing/consistent-read.js';
 import type { KubeObject } from '../../../src/backing/informer.js';
@@ -164,6 +164,38 @@ describe('ConsistentReadFence', () => {
     expect(await fence.fence(everything(cache))).toEqual({ fresh: false, reason: 'unhealthy' });
     expect(client.requests).toHaveLength(2);
     expect(cache.listenerCount()).toBe(0);
+  });
+
+  it('fails a request as timed out when its probe does not come within one call bound, though the probe in flight held it up', async () => {
+    vi.useFakeTimers();
+    try {
+      const cache = new FakeCache();
+      const client = new ProbeClient();
+      const fence = new ConsistentReadFence(client, cache, { probeWaitMs: 30_000 });
+      const first = fence.fence(everything(cache)).then(
+        () => 'answered',
+        (error: unknown) => error,
+      );
+      await vi.advanceTimersByTimeAsync(20_000);
+      // Arrives while the first probe hangs: it waits for it, then for its own.
+      const second = fence.fence(everything(cache)).then(
+        () => 'answered',
+        (error: unknown) => error,
+      );
+      await vi.advanceTimersByTimeAsync(10_000);
+      expect(await first).toMatchObject({ name: 'KubeUnavailableError', timedOut: true });
+      expect(client.requests).toHaveLength(1);
+      // The first probe still hangs: the second request is failed 30 s after it arrived, not after two probes.
+      await vi.advanceTimersByTimeAsync(19_999);
+      let settled = false;
+      void second.then(() => (settled = true));
+      await vi.advanceTimersByTimeAsync(0);
+      expect(settled).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(await second).toMatchObject({ name: 'KubeUnavailableError', timedOut: true });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('shares probes per scope, never with a probe that started before the request arrived', async () => {

@@ -1,7 +1,11 @@
 /**
  * Last stages: unknown paths get kube's plain 404, and every thrown error
  * becomes a metav1.Status. Unexpected errors are logged with the Audit-ID
- * and answered as a generic 500 so no internal text reaches the client.
+ * and their stack, and answered as a generic 500 so no internal text
+ * reaches the client; a dependency's failure (503/504 with the cause
+ * attached) is logged as a warning with the cause. A 5xx the server means
+ * (a resourceVersion too large, kube's 504) needs no line beside the
+ * request's own.
  */
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { ApiError, badRequest, internalError } from '../../api/status.js';
@@ -25,9 +29,8 @@ export function notFoundHandler(): RequestHandler {
 export function errorRenderer(logger: Logger): ErrorRequestHandler {
   return (error: unknown, req, res, _next) => {
     const apiError = toApiError(error);
-    if (apiError.code >= 500) {
-      logger.error({ err: error, auditID: res.getHeader('Audit-Id'), path: req.path }, 'request failed');
-    }
+    const line = failureLogLine(error, apiError);
+    if (line !== undefined) logger[line.level]({ ...line.fields, auditID: res.getHeader('Audit-Id'), path: req.path }, line.message);
     // Answered already (the request's deadline passed): nothing more to say.
     if (res.writableEnded) return;
     if (res.headersSent) {
@@ -37,6 +40,21 @@ export function errorRenderer(logger: Logger): ErrorRequestHandler {
     }
     writeStatus(res, apiError);
   };
+}
+
+export interface FailureLogLine {
+  readonly level: 'error' | 'warn';
+  readonly message: string;
+  readonly fields: Readonly<Record<string, unknown>>;
+}
+
+/** What is logged of a request's error beside its request line (docs/operations.md, "Logs"). */
+export function failureLogLine(error: unknown, apiError: ApiError): FailureLogLine | undefined {
+  if (apiError.code < 500) return undefined;
+  if (!(error instanceof ApiError) || error.code === 500) return { level: 'error', message: 'request failed', fields: { err: error } };
+  if (error.cause === undefined) return undefined;
+  const cause = error.cause instanceof Error ? error.cause.message : String(error.cause);
+  return { level: 'warn', message: 'request failed: a dependency did not answer', fields: { code: error.code, cause } };
 }
 
 function toApiError(error: unknown): ApiError {

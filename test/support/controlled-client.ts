@@ -3,16 +3,20 @@ import type { WatchEvent } from '../../src/backing/kube-client.js';
 
 /**
  * A kube client for unit tests of shared informers: lists answer
- * `state[path]`; watches stay open until the test pushes events (a 410
- * ERROR makes the informer relist); every list is recorded in `lists`.
+ * `state[path]` (or fail with `listError` while it is set); watches stay
+ * open until the test pushes events (a 410 ERROR makes the informer
+ * relist; a handler that throws ends its watch with the error, as
+ * KubeClient.watch does); every list is recorded in `lists`.
  */
 export class ControlledClient implements ListWatchClient {
   readonly state = new Map<string, { items: KubeObject[]; resourceVersion: string }>();
   readonly lists: string[] = [];
+  listError: unknown;
   private readonly watchers = new Map<string, Set<(event: WatchEvent<KubeObject>) => void>>();
 
   list<T>(path: string): Promise<T> {
     this.lists.push(path);
+    if (this.listError !== undefined) return Promise.reject(this.listError instanceof Error ? this.listError : new Error('list failed'));
     const { items, resourceVersion } = this.state.get(path) ?? { items: [], resourceVersion: '1' };
     return Promise.resolve({ metadata: { resourceVersion }, items } as T);
   }

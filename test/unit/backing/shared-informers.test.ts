@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { KubeObject, ListWatchClient } from '../../../src/backing/informer.js';
-import { KubeApiError, type WatchEvent } from '../../../src/backing/kube-client.js';
+import type { KubeObject } from '../../../src/backing/informer.js';
+import { KubeApiError } from '../../../src/backing/kube-client.js';
 import { SharedInformerFactory, withoutManagedFields, type BackingResource, type ResourceEventHandler } from '../../../src/backing/shared-informers.js';
+import { ControlledClient } from '../../support/controlled-client.js';
 
 interface Labeled extends KubeObject {
   readonly metadata: KubeObject['metadata'] & { readonly labels?: Record<string, string> };
@@ -9,45 +10,6 @@ interface Labeled extends KubeObject {
 
 function object(name: string, resourceVersion: string, labels: Record<string, string> = {}): Labeled {
   return { metadata: { namespace: 'ns', name, resourceVersion, labels } };
-}
-
-/** A kube client whose lists answer `state` (or fail with `listError`) and whose watches stay open until the test pushes events. */
-class ControlledClient implements ListWatchClient {
-  state: { readonly items: Labeled[]; readonly resourceVersion: string } = { items: [], resourceVersion: '1' };
-  listError: unknown;
-  lists: string[] = [];
-  private readonly watchers = new Map<(event: WatchEvent<Labeled>) => void, (error: unknown) => void>();
-
-  list<T>(path: string): Promise<T> {
-    this.lists.push(path);
-    if (this.listError !== undefined) return Promise.reject(this.listError instanceof Error ? this.listError : new Error('list failed'));
-    return Promise.resolve({ metadata: { resourceVersion: this.state.resourceVersion }, items: this.state.items } as T);
-  }
-
-  watch<T>(_path: string, _query: unknown, onEvent: (event: WatchEvent<T>) => void, options: { readonly signal?: AbortSignal } = {}): Promise<void> {
-    const send = onEvent as unknown as (event: WatchEvent<Labeled>) => void;
-    return new Promise((resolve, reject) => {
-      // As KubeClient.watch: a handler that throws ends the watch with its error.
-      this.watchers.set(send, (error) => {
-        this.watchers.delete(send);
-        reject(error instanceof Error ? error : new Error(String(error)));
-      });
-      options.signal?.addEventListener('abort', () => {
-        this.watchers.delete(send);
-        resolve();
-      });
-    });
-  }
-
-  push(event: WatchEvent<Labeled>): void {
-    for (const [send, fail] of this.watchers) {
-      try {
-        send(event);
-      } catch (error) {
-        fail(error);
-      }
-    }
-  }
 }
 
 const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));
@@ -105,7 +67,7 @@ describe('SharedInformerFactory', () => {
 
   it('replays the current state to a handler registered late, as adds or as one replace', async () => {
     const client = new ControlledClient();
-    client.state = { items: [object('a', '5'), object('b', '6')], resourceVersion: '7' };
+    client.state.set(resource.path, { items: [object('a', '5'), object('b', '6')], resourceVersion: '7' });
     const informer = newFactory(client).informerFor<Labeled>(resource);
     await informer.waitForSync();
     await settle();
@@ -119,7 +81,7 @@ describe('SharedInformerFactory', () => {
 
   it('delivers watch events to every handler until it is removed', async () => {
     const client = new ControlledClient();
-    client.state = { items: [object('a', '5')], resourceVersion: '7' };
+    client.state.set(resource.path, { items: [object('a', '5')], resourceVersion: '7' });
     const informer = newFactory(client).informerFor<Labeled>(resource);
     const first = recorder(false);
     const second = recorder(true);
@@ -127,11 +89,11 @@ describe('SharedInformerFactory', () => {
     const removeSecond = informer.addEventHandler(second.handler);
     await informer.waitForSync();
     await settle();
-    client.push({ type: 'MODIFIED', object: object('a', '8') });
-    client.push({ type: 'ADDED', object: object('c', '9') });
+    client.push(resource.path, { type: 'MODIFIED', object: object('a', '8') });
+    client.push(resource.path, { type: 'ADDED', object: object('c', '9') });
     removeSecond();
-    client.push({ type: 'DELETED', object: object('c', '10') });
-    client.push({ type: 'BOOKMARK', object: { metadata: { resourceVersion: '11' } } });
+    client.push(resource.path, { type: 'DELETED', object: object('c', '10') });
+    client.push(resource.path, { type: 'BOOKMARK', object: { metadata: { resourceVersion: '11' } } });
     expect(first.calls).toEqual(['add a@5 initial', 'update a@5 -> a@8', 'add c@9', 'delete c@10', 'progress 11']);
     expect(second.calls).toEqual(['replace a@5 at 7', 'update a@5 -> a@8', 'add c@9']);
     expect(informer.lastSyncResourceVersion()).toBe('11');
@@ -142,15 +104,15 @@ describe('SharedInformerFactory', () => {
     const client = new ControlledClient();
     const managed = (name: string, rv: string): Labeled =>
       ({ metadata: { ...object(name, rv, { app: 'x' }).metadata, managedFields: [{ manager: 'kubectl', operation: 'Update' }] } }) as Labeled;
-    client.state = { items: [managed('a', '5')], resourceVersion: '7' };
+    client.state.set(resource.path, { items: [managed('a', '5')], resourceVersion: '7' });
     const informer = newFactory(client).informerFor<Labeled>({ ...resource, transform: withoutManagedFields });
     const seen: unknown[] = [];
     informer.addEventHandler({ onAdd: (o) => seen.push(o), onUpdate: (_, o) => seen.push(o), onDelete: (o) => seen.push(o) });
     await informer.waitForSync();
     await settle();
-    client.push({ type: 'MODIFIED', object: managed('a', '8') });
-    client.push({ type: 'ADDED', object: managed('b', '9') });
-    client.push({ type: 'DELETED', object: managed('b', '10') });
+    client.push(resource.path, { type: 'MODIFIED', object: managed('a', '8') });
+    client.push(resource.path, { type: 'ADDED', object: managed('b', '9') });
+    client.push(resource.path, { type: 'DELETED', object: managed('b', '10') });
     const plain = (name: string, rv: string): Labeled => object(name, rv, { app: 'x' });
     expect(seen).toEqual([plain('a', '5'), plain('a', '8'), plain('b', '9'), plain('b', '10')]);
     expect(informer.list()).toEqual([plain('a', '8')]);
@@ -166,14 +128,14 @@ describe('SharedInformerFactory', () => {
 
   it('keeps custom indexes up to date, including an index added after the first list', async () => {
     const client = new ControlledClient();
-    client.state = { items: [object('a', '5', { team: 'x' }), object('b', '6', { team: 'y' })], resourceVersion: '7' };
+    client.state.set(resource.path, { items: [object('a', '5', { team: 'x' }), object('b', '6', { team: 'y' })], resourceVersion: '7' });
     const informer = newFactory(client).informerFor<Labeled>(resource);
     await informer.waitForSync();
     await settle();
     informer.addIndexer('team', (o) => (o.metadata.labels?.['team'] === undefined ? [] : [o.metadata.labels['team']]));
     expect(informer.byIndex('team', 'x').map((o) => o.metadata.name)).toEqual(['a']);
-    client.push({ type: 'MODIFIED', object: object('b', '8', { team: 'x' }) });
-    client.push({ type: 'DELETED', object: object('a', '9', { team: 'x' }) });
+    client.push(resource.path, { type: 'MODIFIED', object: object('b', '8', { team: 'x' }) });
+    client.push(resource.path, { type: 'DELETED', object: object('a', '9', { team: 'x' }) });
     expect(informer.byIndex('team', 'x').map((o) => `${o.metadata.name ?? ''}@${o.metadata.resourceVersion ?? ''}`)).toEqual(['b@8']);
     expect(informer.byIndex('team', 'y')).toEqual([]);
     expect(() => informer.byIndex('owner', 'x')).toThrow('shared informer /apis/example.io/v1/things: no index owner');
@@ -210,7 +172,7 @@ describe('SharedInformerFactory', () => {
 
   it('runs every handler when one throws, then fails the watch and reports the error', async () => {
     const client = new ControlledClient();
-    client.state = { items: [], resourceVersion: '7' };
+    client.state.set(resource.path, { items: [], resourceVersion: '7' });
     const errors: string[] = [];
     const informer = newFactory(client, [], errors).informerFor<Labeled>(resource);
     await informer.waitForSync();
@@ -222,7 +184,7 @@ describe('SharedInformerFactory', () => {
       },
     });
     informer.addEventHandler(after.handler);
-    client.push({ type: 'ADDED', object: object('a', '8') });
+    client.push(resource.path, { type: 'ADDED', object: object('a', '8') });
     await settle();
     expect(after.calls).toEqual(['add a@8']);
     expect(errors).toEqual([`${resource.path}: Error: out of order`]);

@@ -10,7 +10,7 @@
  * values (canonical JSON), not as text: kube-apiserver returns a CRD in its
  * own field order, so a textual comparison would make every start a write.
  */
-import type { K8sSchema } from '../api/openapi/schema-source.js';
+import type { K8sSchema } from '../api/openapi/schema.js';
 import { KubeApiError, type KubeClient } from './kube-client.js';
 
 export interface CustomResourceDefinitionSpec {

@@ -18,7 +18,7 @@ import { exactRoutes } from '../exact-routes.js';
 import { negotiate, type MediaRange } from '../negotiation.js';
 import type { ApiGroupVersion } from '../resource.js';
 import { etagMatches, serializeDocument, type SerializedDocument } from '../serialized-document.js';
-import type { SchemaSource } from './schema-source.js';
+import type { SchemaSource } from './schema.js';
 import { buildOpenAPIV2 } from './v2.js';
 import { buildOpenAPIV3 } from './v3.js';
 

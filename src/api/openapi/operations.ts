@@ -10,7 +10,7 @@
  * documents advertise exactly what the server serves.
  */
 import type { ApiGroupVersion, ResourceDescriptor, Verb } from '../resource.js';
-import type { GroupVersionKind, SchemaSource } from './schema-source.js';
+import type { GroupVersionKind, SchemaSource } from './schema.js';
 
 /** Values of `x-kubernetes-action`, as kube-apiserver writes them. */
 export type KubeAction = 'get' | 'list' | 'post' | 'put' | 'patch' | 'delete' | 'deletecollection';

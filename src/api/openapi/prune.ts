@@ -10,7 +10,7 @@
  * BareMetalHost inventory shares the cached host's objects instead of
  * doubling them. Callers treat both as immutable.
  */
-import type { K8sSchema } from './schema-source.js';
+import type { K8sSchema } from './schema.js';
 
 /** The value reduced to what the schema describes, or undefined when nothing of it fits. */
 export function pruneToSchema(value: unknown, schema: K8sSchema): unknown {

@@ -8,7 +8,7 @@
 import type { OpenAPIV2 } from 'openapi-types';
 import type { ApiGroupVersion } from '../resource.js';
 import { buildPaths, documentInfo, setOperation, type OperationSpec, type ParameterSpec } from './operations.js';
-import { refName, refTo, type K8sSchema, type SchemaSource } from './schema-source.js';
+import { refName, refTo, type K8sSchema, type SchemaSource } from './schema.js';
 import type { KubeOperationExtensions } from './v3.js';
 
 export type V2Document = OpenAPIV2.Document<KubeOperationExtensions>;

@@ -12,7 +12,7 @@
 import type { OpenAPIV3 } from 'openapi-types';
 import type { ApiGroupVersion } from '../resource.js';
 import { buildPaths, documentInfo, setOperation, type KubeAction, type OperationSpec, type ParameterSpec } from './operations.js';
-import { refName, type GroupVersionKind, type K8sSchema, type K8sSchemaExtensions, type SchemaSource } from './schema-source.js';
+import { refName, type GroupVersionKind, type K8sSchema, type K8sSchemaExtensions, type SchemaSource } from './schema.js';
 
 export const V3_REF_PREFIX = '#/components/schemas/';
 

@@ -10,7 +10,8 @@
 import { requestUser } from '../request-context.js';
 import { invalid, invalidValue, type FieldError } from '../field-errors.js';
 import { decodeObjectMeta, MetaDecodeError, resetForUpdate, validateObjectMetaCreate, validateObjectMetaUpdate } from '../object-meta.js';
-import { loadSchemaSource, type K8sSchema } from '../openapi/schema-source.js';
+import { loadSchemaSource } from '../openapi/schema-source.js';
+import type { K8sSchema } from '../openapi/schema.js';
 import { badRequest } from '../status.js';
 import { decodeObject, mediaType, readBodyBytes, strictDecodingWarnings, type DecodedDocument } from './body.js';
 import { groupVersionString, interpretTypeMeta, parseGroupVersion, summarizeData, withDefaults, yamlReaderError } from './body-type-meta.js';

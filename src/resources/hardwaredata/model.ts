@@ -11,7 +11,7 @@
  * Like kube's watch cache store (one store, filtered at read time), and
  * OpenShift's Project (a per-user view computed per read).
  */
-import type { K8sSchema } from '../../api/openapi/schema-source.js';
+import type { K8sSchema } from '../../api/openapi/schema.js';
 import type { HubStateSource } from '../../api/rest/watch-hub.js';
 import type { ApiObject } from '../../api/rest/types.js';
 import type { BareMetalHost, HostDeployPolicy, Namespace } from '../../metal3/types.js';

@@ -26,7 +26,7 @@
  */
 import { tenancyV1alpha1 } from '../group.js';
 import { pruneToSchema } from '../../api/openapi/prune.js';
-import type { K8sSchema } from '../../api/openapi/schema-source.js';
+import type { K8sSchema } from '../../api/openapi/schema.js';
 import { encodeOnce } from '../../api/rest/serialized.js';
 import { revision, type ApiObject } from '../../api/rest/types.js';
 import { groupVersionString } from '../../api/resource.js';

@@ -1,5 +1,5 @@
 /** HostClaims are stored as HostClaimRecords (a CRD this project owns) in the storage namespace. */
-import type { SchemaSource } from '../../api/openapi/schema-source.js';
+import type { SchemaSource } from '../../api/openapi/schema.js';
 import { customResourceDefinition, type CustomResourceDefinition } from '../../backing/crd.js';
 import { controllerAnnotationPrefix, StorageMapping } from '../../backing/storage-mapping.js';
 import { hostClaimRecord } from '../../tenancy/claim-record.js';

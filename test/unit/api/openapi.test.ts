@@ -22,11 +22,8 @@ function acceptsJson(accept: string | undefined): boolean {
   }
 }
 import { PATCH_CONTENT_TYPES, toValidOperationID } from '../../../src/api/openapi/operations.js';
-import {
-  loadSchemaSource,
-  parseSchemaSource,
-  type K8sSchema,
-} from '../../../src/api/openapi/schema-source.js';
+import { loadSchemaSource, parseSchemaSource } from '../../../src/api/openapi/schema-source.js';
+import type { K8sSchema } from '../../../src/api/openapi/schema.js';
 import { buildOpenAPIV2 } from '../../../src/api/openapi/v2.js';
 import { buildOpenAPIV3 } from '../../../src/api/openapi/v3.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { pruneToSchema } from '../../../../src/api/openapi/prune.js';
-import type { K8sSchema } from '../../../../src/api/openapi/schema-source.js';
+import type { K8sSchema } from '../../../../src/api/openapi/schema.js';
 
 const schema: K8sSchema = {
   type: 'object',

@@ -23,8 +23,12 @@
  *   the cache keeps it, so fields no reader needs (managedFields, copies of
  *   the object in annotations) take no memory. Readers see only the
  *   transformed object.
+ * - Every cached object's string values are interned (interned-strings.ts):
+ *   equal values in thousands of objects (apiVersions, hardware models,
+ *   condition messages) are kept once.
  */
 import { Informer, type KubeObject, type ListWatchClient, type ObjectMeta } from './informer.js';
+import { internStrings } from './interned-strings.js';
 import { KubeApiError, type Representation } from './kube-client.js';
 
 /** A backing resource, as the one key of its shared cache. */
@@ -222,7 +226,7 @@ export class SharedInformer<T extends KubeObject> {
 
   private transformed(object: T): T {
     const { transform } = this.resource;
-    return transform === undefined ? object : (transform(object) as T);
+    return internStrings(transform === undefined ? object : (transform(object) as T));
   }
 
   private replace(items: readonly T[], resourceVersion: string): void {

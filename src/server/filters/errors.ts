@@ -53,7 +53,7 @@ export function failureLogLine(error: unknown, apiError: ApiError): FailureLogLi
   if (apiError.code < 500) return undefined;
   if (!(error instanceof ApiError) || error.code === 500) return { level: 'error', message: 'request failed', fields: { err: error } };
   if (error.cause === undefined) return undefined;
-  const cause = error.cause instanceof Error ? error.cause.message : String(error.cause);
+  const cause = error.cause instanceof Error ? error.cause.message : typeof error.cause === 'string' ? error.cause : 'unknown';
   return { level: 'warn', message: 'request failed: a dependency did not answer', fields: { code: error.code, cause } };
 }
 

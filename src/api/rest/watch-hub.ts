@@ -22,8 +22,9 @@
  *    not generated; resuming across them is 410 Expired.
  *  - progress(rv): the feed has seen everything up to rv (a backing bookmark).
  *
- * Watch starting points follow kube-apiserver (see `watch()`); selector
- * transitions follow cacheWatcher.convertToWatchEvent; a watcher that cannot
+ * Watch starting points follow kube-apiserver (see `watch()`; their
+ * initial events come from watch-start.ts); selector transitions follow
+ * cacheWatcher.convertToWatchEvent; a watcher that cannot
  * keep up is closed, as the cacher closes it, and the client re-watches from
  * the last resourceVersion it received.
  *
@@ -32,25 +33,14 @@
  * may therefore serialize each event once for all watchers).
  */
 import type { ApiError, GroupResource } from '../status.js';
-import type { ApiObject, ObjectEvent, WatchEventOut } from './types.js';
+import type { ApiObject, ObjectEvent } from './types.js';
 import { Watcher, Watchers, type TerminationReason } from './watch-dispatch.js';
 import { FreshnessWaiters, type Waiter } from './watch-freshness.js';
-import {
-  addedEvent,
-  feedRevision,
-  initialEventsEnd,
-  inNamespace,
-  notReadyError,
-  parseUint64,
-  requestRevision,
-  stoppedError,
-  tooLarge,
-  tooOld,
-  convert,
-} from './watch-events.js';
+import { feedRevision, notReadyError, requestRevision, stoppedError, tooLarge, tooOld } from './watch-events.js';
 import { WatchHistory, type HistoryEvent } from './watch-history.js';
 import { scopeChangeEvents, type ScopeChange } from './namespace-scope.js';
 import { StoredState, keyOf, type HubStateSource } from './watch-state.js';
+import { consistentStart, fromHistory, fromState, type ConsistentStart, type Start } from './watch-start.js';
 
 import type { WatchHubOptions, WatchHubStats, WatchRequest, WatchSink } from './watch-types.js';
 
@@ -63,11 +53,6 @@ const defaultHistorySize = 1000;
 const defaultBufferSize = 1000;
 const defaultBookmarkIntervalMs = 60_000;
 const defaultFreshnessTimeoutMs = 3_000;
-
-interface ConsistentStart {
-  readonly rv: bigint;
-  readonly objects: readonly ApiObject[];
-}
 
 /** Where a watch starts: the caller's consistent snapshot (resourceVersion unset) or a client resourceVersion. */
 type Origin = { readonly kind: 'consistent'; readonly start: ConsistentStart } | { readonly kind: 'resourceVersion'; readonly rv: bigint };
@@ -355,48 +340,21 @@ export class WatchHub {
     }
     // The feed lags behind the snapshot: events up to start.rv that arrive
     // later are already reflected in it and must not be delivered.
-    const { namespace, selection } = watcher.request;
-    const initial: WatchEventOut[] = [];
-    for (const object of start.objects) {
-      if (inNamespace(object, namespace) && selection.matches(object)) initial.push(addedEvent(object));
-    }
-    if (endBookmark) initial.push(initialEventsEnd(start.rv));
-    this.watchers.activate(watcher, start.rv, initial);
+    this.activate(watcher, fromState(start.objects, watcher.request, watcher.request.namespace, start.rv, endBookmark));
   }
 
   private startFromState(watcher: Watcher, endBookmark: boolean): void {
-    const { selection } = watcher.request;
-    const initial: WatchEventOut[] = [];
-    for (const object of this.state.list(watcher.namespace)) {
-      if (selection.matches(object)) initial.push(addedEvent(object));
-    }
-    if (endBookmark) initial.push(initialEventsEnd(this.current));
-    this.watchers.activate(watcher, this.current, initial);
+    this.activate(watcher, fromState(this.state.list(watcher.namespace), watcher.request, undefined, this.current, endBookmark));
   }
 
   private startFromHistory(watcher: Watcher, rv: bigint): void {
-    const oldest = this.history.oldestResumable;
-    if (rv < oldest) {
-      this.watchers.terminate(watcher, 'expired', tooOld(rv, oldest));
-      return;
-    }
-    const initial: WatchEventOut[] = [];
-    let floor = rv;
-    for (let i = this.history.firstFrom(rv); i < this.history.size; i++) {
-      const entry = this.history.at(i);
-      if (entry.kind === 'gap') {
-        if (watcher.namespace === undefined || entry.namespaces === undefined || entry.namespaces.has(watcher.namespace)) {
-          this.watchers.terminate(watcher, 'expired', tooOld(rv, entry.rv + 1n));
-          return;
-        }
-      } else if (inNamespace(entry.object, watcher.namespace)) {
-        // The history holds every namespace; live events are routed by namespace, replayed ones must be filtered.
-        const event = convert(entry, watcher.request.selection);
-        if (event !== undefined) initial.push(event);
-      }
-      floor = entry.rv;
-    }
-    this.watchers.activate(watcher, floor, initial);
+    const start = fromHistory(this.history, watcher.request, watcher.namespace, rv);
+    if ('expired' in start) this.watchers.terminate(watcher, 'expired', start.expired);
+    else this.activate(watcher, start);
+  }
+
+  private activate(watcher: Watcher, start: Start): void {
+    this.watchers.activate(watcher, start.floor, start.initial);
   }
 
   /** sendInitialEvents with a resourceVersion the feed has not reached: wait like waitUntilFreshAndBlock. */
@@ -450,16 +408,6 @@ export class WatchHub {
     if (this.stopped) throw stoppedError();
     if (!this.synced) throw notReadyError((Date.now() - this.createdAt) / 1000);
   }
-}
-
-function consistentStart(request: WatchRequest): ConsistentStart {
-  const start = request.consistentStart;
-  if (start === undefined) throw new Error('WatchHub.watch: consistentStart is required when resourceVersion is unset');
-  const rv = parseUint64(start.resourceVersion);
-  if (rv === undefined || rv === 0n) {
-    throw new Error(`WatchHub.watch: consistentStart has an invalid resourceVersion ${JSON.stringify(start.resourceVersion)}`);
-  }
-  return { rv, objects: start.objects };
 }
 
 function maxOf(a: bigint, b: bigint): bigint {

@@ -25,11 +25,13 @@
  *   transformed object.
  * - Every cached object's string values are interned (interned-strings.ts):
  *   equal values in thousands of objects (apiVersions, hardware models,
- *   condition messages) are kept once.
+ *   condition messages) are kept once, and so is each distinct managedFields
+ *   field set (shared-field-sets.ts).
  */
 import { Informer, type KubeObject, type ListWatchClient, type ObjectMeta } from './informer.js';
 import { internStrings } from './interned-strings.js';
 import { KubeApiError, type Representation } from './kube-client.js';
+import { shareFieldSets } from './shared-field-sets.js';
 
 /** A backing resource, as the one key of its shared cache. */
 export interface BackingResource {
@@ -226,7 +228,7 @@ export class SharedInformer<T extends KubeObject> {
 
   private transformed(object: T): T {
     const { transform } = this.resource;
-    return internStrings(transform === undefined ? object : (transform(object) as T));
+    return internStrings(shareFieldSets(transform === undefined ? object : (transform(object) as T)));
   }
 
   private replace(items: readonly T[], resourceVersion: string): void {

@@ -21,8 +21,10 @@
  *   resourceVersions are one etcd revision space, so they stay comparable.
  */
 import { createHash, hash } from 'node:crypto';
+import { deepFreeze } from '../api/json-value.js';
 import { isReservedKey } from '../api/reserved-keys.js';
 import type { ApiObject, ManagedFieldsEntry, ObjectMeta, OwnerReference } from '../api/rest/types.js';
+import { internalized } from './interned-strings.js';
 
 export interface GroupVersionKind {
   readonly group: string;
@@ -88,7 +90,8 @@ export function derivedUid(kind: string, ...parts: readonly string[]): string {
   // One-shot hash() to hex, the version and variant set on the digits: a HardwareData host event derives one uid per tenant.
   const hex = hash('sha1', `tenancy.metal3.io/${kind}/${parts.join('/')}`, 'hex');
   const variant = uuidVariantDigits[Number.parseInt(hex.charAt(16), 16) & 0x3] ?? '8';
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+  // Internalized: the template alone is a chain of cons strings (~400 bytes) that every cached view would keep.
+  return internalized(`${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`);
 }
 
 /** The first hex digit of an RFC 4122 variant byte (0b10xx), by its two low bits. */
@@ -101,18 +104,17 @@ export function backingName(namespace: string, name: string): string {
 }
 
 export class StorageMapping {
+  // One string each, shared by every object made: built per object, each was a string of its own.
+  readonly virtualApiVersion: string;
+  readonly backingApiVersion: string;
+
   constructor(
     readonly virtual: GroupVersionKind,
     readonly backing: GroupVersionKind,
     readonly storageNamespace: string,
-  ) {}
-
-  get virtualApiVersion(): string {
-    return `${this.virtual.group}/${this.virtual.version}`;
-  }
-
-  get backingApiVersion(): string {
-    return `${this.backing.group}/${this.backing.version}`;
+  ) {
+    this.virtualApiVersion = `${virtual.group}/${virtual.version}`;
+    this.backingApiVersion = `${backing.group}/${backing.version}`;
   }
 
   /**
@@ -209,7 +211,7 @@ export class StorageMapping {
   }
 
   private virtualManagedFields(entry: ManagedFieldsEntry): ManagedFieldsEntry | undefined {
-    const fields = entry.fieldsV1 === undefined ? undefined : withoutBookkeepingFields(entry.fieldsV1);
+    const fields = entry.fieldsV1 === undefined ? undefined : tenantFieldSet(entry.fieldsV1);
     if (entry.fieldsV1 !== undefined && fields === undefined) return undefined;
     return {
       ...entry,
@@ -249,6 +251,23 @@ function parseJsonList<T>(text: string | undefined): T[] {
 
 function isDefined<T>(value: T | undefined): value is T {
   return value !== undefined;
+}
+
+/**
+ * The tenant's part of a record's field set, computed once per field set:
+ * the caches share equal field sets (shared-field-sets.ts), so the views
+ * made from them share theirs too (frozen, like their source).
+ */
+const tenantFieldSets = new WeakMap<Record<string, unknown>, Record<string, unknown> | null>();
+
+function tenantFieldSet(fields: Record<string, unknown>): Record<string, unknown> | undefined {
+  if (!Object.isFrozen(fields)) return withoutBookkeepingFields(fields);
+  let tenant = tenantFieldSets.get(fields);
+  if (tenant === undefined) {
+    tenant = deepFreeze(withoutBookkeepingFields(fields)) ?? null;
+    tenantFieldSets.set(fields, tenant);
+  }
+  return tenant ?? undefined;
 }
 
 /**

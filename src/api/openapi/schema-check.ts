@@ -247,10 +247,3 @@ function jsonValue(value: unknown, where: string): JsonValue {
   throw new Error(`schema source ${where}: not a JSON value`);
 }
 
-export function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
-}

@@ -16,7 +16,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { projectRoot } from '../../project-root.js';
-import { asRecord, checkKeys, checkRefs, deepFreeze, optionalString, parseSchema, type Mutable } from './schema-check.js';
+import { deepFreeze } from '../json-value.js';
+import { asRecord, checkKeys, checkRefs, optionalString, parseSchema, type Mutable } from './schema-check.js';
 import { modelNamePrefix, refName, type K8sSchema, type SchemaSource } from './schema.js';
 
 /** A YAML document of the source, by file name (for messages) and text. */

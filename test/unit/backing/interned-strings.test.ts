@@ -1,18 +1,8 @@
 import v8 from 'node:v8';
-import vm from 'node:vm';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { internalized, internStrings } from '../../../src/backing/interned-strings.js';
-
-/** V8's full collection, from a fresh context once --expose-gc is set (no global `gc` in the tests' own). */
-function collector(): () => void {
-  v8.setFlagsFromString('--expose-gc');
-  const gc = vm.runInNewContext('gc') as () => void;
-  return () => {
-    gc();
-    gc();
-  };
-}
+import { fullCollector } from '../../support/full-gc.js';
 
 /** Heap kept by `count` decoded hosts whose disk model, device and condition message repeat (serials do not). */
 function heapKeptBy(count: number, intern: boolean, gc: () => void): number {
@@ -53,7 +43,7 @@ describe('interned strings', () => {
   });
 
   it('keeps one copy of equal values: the heap kept by decoded objects shrinks by their repeated strings', () => {
-    const gc = collector();
+    const gc = fullCollector();
     const plain = heapKeptBy(20_000, false, gc);
     const interned = heapKeptBy(20_000, true, gc);
     // Each object repeats ~130 bytes of strings (more as V8 stores them); the objects themselves remain.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ApiObject } from '../../../src/api/rest/types.js';
+import { shareFieldSets } from '../../../src/backing/shared-field-sets.js';
 import { StorageMapping, backingName, bookkeeping, virtualUid } from '../../../src/backing/storage-mapping.js';
 
 const mapping = new StorageMapping(
@@ -121,6 +122,25 @@ describe('StorageMapping', () => {
         fieldsV1: { 'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } }, 'f:spec': { 'f:poweredOn': {} } },
       },
     ]);
+  });
+
+  it('gives the views of records that share a field set one tenant field set, frozen like its source', () => {
+    const entry = (): NonNullable<ApiObject['metadata']['managedFields']>[number] => ({
+      manager: 'kubectl',
+      operation: 'Update',
+      apiVersion: 'infra.tenancy.metal3.io/v1alpha1',
+      fieldsType: 'FieldsV1',
+      fieldsV1: { 'f:metadata': { 'f:labels': { '.': {}, 'f:app': {}, [`f:${bookkeeping.namespaceLabel}`]: {} } }, 'f:spec': { 'f:poweredOn': {} } },
+    });
+    const viewFieldSet = (name: string): Record<string, unknown> | undefined => {
+      const record = shareFieldSets(stored(mapping.toBacking(claim({ name }), 'tenant-a'), { managedFields: [entry()] }));
+      return mapping.toVirtual(record)?.metadata.managedFields?.[0]?.fieldsV1;
+    };
+    const first = viewFieldSet('web-0');
+    const second = viewFieldSet('web-1');
+    expect(first).toEqual({ 'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } }, 'f:spec': { 'f:poweredOn': {} } });
+    expect(second).toBe(first);
+    expect(Object.isFrozen(first?.['f:metadata'])).toBe(true);
   });
 
   it('turns a last-applied-configuration written in record form back into the tenant form', () => {

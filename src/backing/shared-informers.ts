@@ -28,6 +28,7 @@
  *   condition messages) are kept once, and so is each distinct managedFields
  *   field set (shared-field-sets.ts).
  */
+import { CacheIndex, type IndexFunc } from './cache-index.js';
 import { Informer, type KubeObject, type ListWatchClient, type ObjectMeta } from './informer.js';
 import { internStrings } from './interned-strings.js';
 import { KubeApiError, type Representation } from './kube-client.js';
@@ -68,8 +69,6 @@ export interface ResourceEventHandler<T> {
   readonly onProgress?: (resourceVersion: string) => void;
 }
 
-/** Index values of an object (none: not indexed). */
-export type IndexFunc<T> = (object: T) => readonly string[];
 
 /** How the factory reports its informers' troubles (the caller logs them). */
 export interface InformerReporter {
@@ -77,11 +76,6 @@ export interface InformerReporter {
   readonly onError: (resource: BackingResource, error: unknown) => void;
   /** An optional resource is not served (reported once per change of state). */
   readonly onNotServed: (resource: BackingResource) => void;
-}
-
-interface Index<T> {
-  readonly fn: IndexFunc<T>;
-  readonly values: Map<string, Map<string, T>>;
 }
 
 type Phase = 'unsynced' | 'synced' | 'absent';
@@ -96,7 +90,7 @@ function keyOf(object: KubeObject): string {
 
 export class SharedInformer<T extends KubeObject> {
   private readonly objects = new Map<string, T>();
-  private readonly indexes = new Map<string, Index<T>>();
+  private readonly indexes = new Map<string, CacheIndex<T>>();
   private readonly handlers = new Set<ResourceEventHandler<T>>();
   private readonly changeListeners = new Set<() => void>();
   private readonly syncWaiters = new Set<() => void>();
@@ -162,16 +156,16 @@ export class SharedInformer<T extends KubeObject> {
   /** Adds a named index (an existing name keeps its first function). */
   addIndexer(name: string, fn: IndexFunc<T>): void {
     if (this.indexes.has(name)) return;
-    const index: Index<T> = { fn, values: new Map() };
+    const index = new CacheIndex(fn);
     this.indexes.set(name, index);
-    for (const [key, object] of this.objects) addToIndex(index, key, object);
+    for (const [key, object] of this.objects) index.add(key, object);
   }
 
   /** The objects whose index `name` holds `value`. */
   byIndex(name: string, value: string): T[] {
     const index = this.indexes.get(name);
     if (index === undefined) throw new Error(`shared informer ${this.resource.path}: no index ${name}`);
-    return [...(index.values.get(value)?.values() ?? [])];
+    return index.get(value);
   }
 
   get(namespace: string | undefined, name: string): T | undefined {
@@ -235,7 +229,7 @@ export class SharedInformer<T extends KubeObject> {
     const initial = this.phase === 'unsynced';
     const previous = new Map(this.objects);
     this.objects.clear();
-    for (const index of this.indexes.values()) index.values.clear();
+    for (const index of this.indexes.values()) index.clear();
     for (const item of items) this.store(keyOf(item), item);
     this.resourceVersion = resourceVersion;
     this.phase = 'synced';
@@ -312,36 +306,16 @@ export class SharedInformer<T extends KubeObject> {
 
   private store(key: string, object: T): void {
     const old = this.objects.get(key);
-    if (old !== undefined) for (const index of this.indexes.values()) removeFromIndex(index, key, old);
+    if (old !== undefined) for (const index of this.indexes.values()) index.remove(key, old);
     this.objects.set(key, object);
-    for (const index of this.indexes.values()) addToIndex(index, key, object);
+    for (const index of this.indexes.values()) index.add(key, object);
   }
 
   private unstore(key: string): void {
     const old = this.objects.get(key);
     if (old === undefined) return;
     this.objects.delete(key);
-    for (const index of this.indexes.values()) removeFromIndex(index, key, old);
-  }
-}
-
-function addToIndex<T>(index: Index<T>, key: string, object: T): void {
-  for (const value of index.fn(object)) {
-    let keys = index.values.get(value);
-    if (keys === undefined) {
-      keys = new Map();
-      index.values.set(value, keys);
-    }
-    keys.set(key, object);
-  }
-}
-
-function removeFromIndex<T>(index: Index<T>, key: string, object: T): void {
-  for (const value of index.fn(object)) {
-    const keys = index.values.get(value);
-    if (keys === undefined) continue;
-    keys.delete(key);
-    if (keys.size === 0) index.values.delete(value);
+    for (const index of this.indexes.values()) index.remove(key, old);
   }
 }
 

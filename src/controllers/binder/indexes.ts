@@ -5,7 +5,7 @@
  * copies without a LIST (client-go Indexers, tools/cache/index.go).
  */
 import type { ApiObject } from '../../api/rest/types.js';
-import type { IndexFunc } from '../../backing/shared-informers.js';
+import type { IndexFunc } from '../../backing/cache-index.js';
 import { secretReferences } from '../../tenancy/secret-references.js';
 import type { BareMetalHost } from '../../metal3/types.js';
 import { boundRecord } from '../../tenancy/host-references.js';

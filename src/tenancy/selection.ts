@@ -171,15 +171,16 @@ function inDomain(host: BareMetalHost, request: SelectionRequest): boolean {
   return domain !== undefined && domain !== '' && host.metadata.labels?.[hostKeys.failureDomain] === domain;
 }
 
-const collator = new Intl.Collator();
-
 /**
- * The name order of hosts: their keys as String.prototype.localeCompare
- * orders them (what selection has always used), code points breaking the
- * ties of distinct keys that collate equal, so the order is total.
+ * The name order of hosts: their keys (`<namespace>/<name>`) by code point.
+ * Keys are DNS names (lowercase letters, digits, '-', '.') joined by '/', and
+ * on that alphabet this is the order localeCompare gave under ICU's root
+ * collation ('-' < '.' < '/' < digits < letters), which selection used
+ * before. It does not depend on the process's locale, as a collator does,
+ * and it spares the server ICU's collation data (~12 MB of RSS).
  */
 export function compareHostKeys(a: string, b: string): number {
-  return collator.compare(a, b) || (a < b ? -1 : a > b ? 1 : 0);
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** The host namespaces whose policies admit the claim's namespace, narrowed by `inNamespace`. */

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { labelSelectorFromHostSelector } from '../../../src/api/label-selector.js';
 import { hostKeys, provisioningState, type BareMetalHost, type HostDeployPolicy } from '../../../src/metal3/types.js';
@@ -34,11 +35,20 @@ describe('HostSelectionIndex', () => {
     expect(index.host('infra-1/0-bound')?.metadata.name).toBe('0-bound');
   });
 
-  it('orders as localeCompare does, not by code points', () => {
+  it('orders DNS names as localeCompare does (by code point, whatever the locale)', () => {
     const index = new HostSelectionIndex();
-    const names = ['B-2', 'a-10', 'a-9', 'A-1', 'b-1', 'a_1', 'a.1'];
+    const names = ['b-2', 'a-10', 'a-9', 'a.1', 'a-1', 'b-1', 'a1', 'a', '9z', 'a.1.b', 'a-1.b'];
     for (const name of names) index.set(host(name));
-    expect(keys(index.candidates('infra'))).toEqual(names.map((name) => `infra/${name}`).sort((a, b) => a.localeCompare(b)));
+    const expected = names.map((name) => `infra/${name}`).sort((a, b) => a.localeCompare(b, 'und'));
+    expect(keys(index.candidates('infra'))).toEqual(expected);
+    expect(expected).toEqual(names.map((name) => `infra/${name}`).sort());
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.stringMatching(/^[a-z0-9]([a-z0-9.-]{0,12}[a-z0-9])?$/), { maxLength: 12 }), (random) => {
+        const randomIndex = new HostSelectionIndex();
+        for (const name of random) randomIndex.set(host(name));
+        expect(keys(randomIndex.candidates('infra'))).toEqual(random.map((name) => `infra/${name}`).sort((a, b) => a.localeCompare(b, 'und')));
+      }),
+    );
   });
 
   it('stays right across updates and deletes', () => {
@@ -95,7 +105,7 @@ function reference(request: SelectionRequest, hosts: readonly BareMetalHost[], p
     const domain = request.failureDomain;
     const rank = (h: BareMetalHost): number => (domain !== undefined && domain !== '' && h.metadata.labels?.[hostKeys.failureDomain] === domain ? 0 : 1);
     let best: BareMetalHost | undefined;
-    for (const h of list) if (best === undefined || (rank(h) - rank(best) || hostKey(h).localeCompare(hostKey(best))) < 0) best = h;
+    for (const h of list) if (best === undefined || (rank(h) - rank(best) || hostKey(h).localeCompare(hostKey(best), 'und')) < 0) best = h;
     return best;
   };
   const poolHost = preferred(candidates.filter((h) => poolValue !== undefined && h.metadata.labels?.[hostKeys.nodeReuse] === poolValue));
@@ -126,7 +136,7 @@ describe('selectHost over the index', () => {
   it('agrees with filtering every host, claim for claim, through adds, updates, deletes and relists', () => {
     const next = random(12);
     const pick = <T>(values: readonly T[]): T => values[Math.floor(next() * values.length)] as T;
-    const namespaces = ['infra-1', 'infra-2', 'Infra-3'];
+    const namespaces = ['infra-1', 'infra-2', 'infra-3'];
     const pools = [nodeReuseLabelValue('tenant-a', 'workers'), nodeReuseLabelValue('tenant-a', 'db'), nodeReuseLabelValue('tenant-b', 'workers')];
     const randomHost = (): BareMetalHost => {
       const labels: Record<string, string> = {};
@@ -146,7 +156,7 @@ describe('selectHost over the index', () => {
     const policies: HostDeployPolicy[] = [
       { metadata: { name: 'p', namespace: 'infra-1' }, spec: { hostClaimNamespaces: {} } },
       { metadata: { name: 'p', namespace: 'infra-2' }, spec: { hostClaimNamespaces: { names: ['tenant-a'] } } },
-      { metadata: { name: 'p', namespace: 'Infra-3' }, spec: { hostClaimNamespaces: {} } },
+      { metadata: { name: 'p', namespace: 'infra-3' }, spec: { hostClaimNamespaces: {} } },
     ];
     const index = new HostSelectionIndex();
     const state = new Map<string, BareMetalHost>();

@@ -177,7 +177,8 @@ function inDomain(host: BareMetalHost, request: SelectionRequest): boolean {
  * on that alphabet this is the order localeCompare gave under ICU's root
  * collation ('-' < '.' < '/' < digits < letters), which selection used
  * before. It does not depend on the process's locale, as a collator does,
- * and it spares the server ICU's collation data (~12 MB of RSS).
+ * and it spares the server ICU's collation data (3.4 MB less mapped memory
+ * at issue #12's scenario).
  */
 export function compareHostKeys(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;

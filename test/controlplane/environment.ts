@@ -366,9 +366,9 @@ class LocalDevEnvironment implements DevEnvironment {
 
   #serverArgs(port: number, kubeconfigPath = this.serverKubeconfigPath): string[] {
     return [
-      // As the image's entry point (Dockerfile): a young generation of 2 × 8 MB, not V8's 2 × 64 MB, and an old
+      // As the image's entry point (Dockerfile): a young generation of 2 × 16 MB, not V8's 2 × 64 MB, and an old
       // generation sized as in a 1 GiB container whatever this machine has (docs/operations.md, "Memory").
-      '--max-semi-space-size=8',
+      '--max-semi-space-size=16',
       '--max-old-space-size=512',
       this.#serverEntry,
       `--secure-port=${port}`,

@@ -69,7 +69,6 @@ export interface ResourceEventHandler<T> {
   readonly onProgress?: (resourceVersion: string) => void;
 }
 
-
 /** How the factory reports its informers' troubles (the caller logs them). */
 export interface InformerReporter {
   /** A list or watch failed; the informer retries with backoff. */

@@ -4,6 +4,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { registerEventLoopBusyMetric } from './event-loop.js';
+import { registerIdleHeapRelease } from './idle-heap-release.js';
 import { registerNativeMemoryRelease } from './native-memory.js';
 
 const requestLabels = ['verb', 'dry_run', 'group', 'version', 'resource', 'subresource', 'scope', 'component'] as const;
@@ -62,5 +63,6 @@ export class ApiServerMetrics {
     collectDefaultMetrics({ register: this.registry });
     registerEventLoopBusyMetric(this.registry);
     registerNativeMemoryRelease(this.registry);
+    registerIdleHeapRelease(this.registry);
   }
 }

@@ -213,6 +213,8 @@ describe('operational endpoints', () => {
     expect(metrics.body).toContain('apiserver_request_duration_seconds_bucket');
     // The built server hands glibc's free memory back (native/malloc-trim.c): the addon was built and loaded.
     expect(metrics.body).toMatch(/^hostclaim_apiserver_native_memory_release_enabled 1$/m);
+    // And gives an idle server's V8 heap back after a burst (idle-heap-release.ts): a count, whatever it is yet.
+    expect(metrics.body).toMatch(/^hostclaim_apiserver_heap_releases_total \d+$/m);
     const tenant = await direct({ path: '/metrics', headers: { 'X-Remote-User': 'tenant-a', 'X-Remote-Group': 'system:authenticated' }, client: frontProxyClient });
     expect(tenant.status).toBe(403);
     expect(json(tenant)).toMatchObject({ message: 'forbidden: User "tenant-a" cannot get path "/metrics"' });

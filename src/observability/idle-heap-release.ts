@@ -1,22 +1,26 @@
 /**
- * Gives the V8 heap a burst grew back to the system once the server is
+ * Gives the memory a burst grew back to the system once the server is
  * idle, with one memory-reducing full collection.
  *
  * Why: V8 sizes its old generation from the allocation rate and shrinks it
- * only when its memory reducer sees the rate fall. A burst (a restart's
- * initial lists, a wave of writes, large lists) leaves heap pages behind,
+ * only when its memory reducer sees the rate fall; and the malloc'd memory
+ * of garbage Buffers (request and response bodies, TLS records) is freed
+ * only when a full collection finds them. A burst (a restart's initial
+ * lists, a wave of writes, a thousand watches opened) leaves both behind,
  * and a server with a trickle of work can keep them for minutes: at issue
- * #12's scenario RSS held at 364 MB after setup and 390 MB after a restart
- * (docs/performance.md, "Session 16"), against 228 MB once V8 shrank the
- * heap. kube-apiserver needs no such thing: Go's scavenger returns free
- * pages by itself. native-memory.ts does the same for malloc's heap.
+ * #12's scenario RSS held at 316 MB after setup, against 183 MB for the same
+ * caches once idle after a restart (docs/performance.md, "Session 19").
+ * kube-apiserver needs no such thing: Go's scavenger returns free pages by
+ * itself. native-memory.ts hands back what malloc then holds free.
  *
- * When: every few seconds the event loop's utilization over the last
- * interval decides (IdleHeapPolicy). A busy interval arms the release; an
- * idle one, with enough heap committed beyond what is used, runs it and
- * disarms it until the next busy interval. A loaded server is never
- * paused for it, an idle one at most once per burst (a collection of a
- * ~130 MB heap holds the loop for ~0.1–0.3 s).
+ * When (IdleHeapPolicy): every few seconds the event loop's utilization
+ * over the last interval decides. A busy interval arms the release; an
+ * idle one runs it if RSS has grown by at least `minGrowthBytes` over the
+ * lowest it was in an idle interval since the last release, and disarms it
+ * until the next busy interval. A loaded server is never paused for it, an
+ * idle one at most once per burst that grew it (a collection of a ~110 MB
+ * heap holds the loop for ~0.2–0.4 s), and a steady read load, which grows
+ * nothing, not at all.
  */
 import { performance } from 'node:perf_hooks';
 import v8 from 'node:v8';
@@ -26,9 +30,8 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 export interface HeapSample {
   /** Event-loop utilization over the last interval, 0–1. */
   readonly utilization: number;
-  /** V8 heap committed (total_heap_size) and in use (used_heap_size), bytes. */
-  readonly committedBytes: number;
-  readonly usedBytes: number;
+  /** Resident set size now, bytes. */
+  readonly rssBytes: number;
 }
 
 export interface IdleHeapThresholds {
@@ -36,24 +39,34 @@ export interface IdleHeapThresholds {
   readonly busyUtilization: number;
   /** At or below: idle. */
   readonly idleUtilization: number;
-  /** Committed beyond used worth a pause. */
-  readonly minSlackBytes: number;
+  /** Growth of RSS over its idle low since the last release worth a pause. */
+  readonly minGrowthBytes: number;
 }
 
-export const defaultThresholds: IdleHeapThresholds = { busyUtilization: 0.2, idleUtilization: 0.05, minSlackBytes: 48 * 2 ** 20 };
+export const defaultThresholds: IdleHeapThresholds = { busyUtilization: 0.2, idleUtilization: 0.05, minGrowthBytes: 48 * 2 ** 20 };
 
-/** The decision of each interval; starts armed (starting up is a burst). */
+/** The decision of each interval; starts armed with no low (starting up is a burst). */
 export class IdleHeapPolicy {
   private armed = true;
+  /** The lowest RSS of an idle interval since the last release; 0 until one after it was seen. */
+  private idleLowBytes = 0;
+  private releasedLastInterval = false;
 
   constructor(private readonly thresholds: IdleHeapThresholds = defaultThresholds) {}
 
-  /** True when this interval should release the heap. */
+  /** True when this interval should release. */
   next(sample: HeapSample): boolean {
+    const idle = sample.utilization <= this.thresholds.idleUtilization;
+    // What a release left (read an interval later, once malloc was trimmed) is the new low.
+    if (this.releasedLastInterval) this.idleLowBytes = sample.rssBytes;
+    this.releasedLastInterval = false;
     if (sample.utilization >= this.thresholds.busyUtilization) this.armed = true;
-    if (!this.armed || sample.utilization > this.thresholds.idleUtilization) return false;
-    if (sample.committedBytes - sample.usedBytes < this.thresholds.minSlackBytes) return false;
+    if (!idle) return false;
+    const grown = this.idleLowBytes === 0 || sample.rssBytes - this.idleLowBytes >= this.thresholds.minGrowthBytes;
+    if (this.idleLowBytes !== 0) this.idleLowBytes = Math.min(this.idleLowBytes, sample.rssBytes);
+    if (!this.armed || !grown) return false;
     this.armed = false;
+    this.releasedLastInterval = true;
     return true;
   }
 }
@@ -79,8 +92,7 @@ export function registerIdleHeapRelease(registry: Registry): void {
     const now = performance.eventLoopUtilization();
     const { utilization } = performance.eventLoopUtilization(now, last);
     last = now;
-    const heap = v8.getHeapStatistics();
-    if (!policy.next({ utilization, committedBytes: heap.total_heap_size, usedBytes: heap.used_heap_size })) return;
+    if (!policy.next({ utilization, rssBytes: process.memoryUsage.rss() })) return;
     const done = duration.startTimer();
     collect();
     done();

@@ -19,7 +19,7 @@
  * lowest it was in an idle interval since the last release, and disarms it
  * until the next busy interval. A loaded server is never paused for it, an
  * idle one at most once per burst that grew it (a collection of a ~110 MB
- * heap holds the loop for ~0.2–0.4 s), and a steady read load, which grows
+ * heap held the loop for 0.3–0.6 s at the full scenario), and a steady read load, which grows
  * nothing, not at all.
  */
 import { performance } from 'node:perf_hooks';

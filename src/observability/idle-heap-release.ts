@@ -18,9 +18,8 @@
  * idle one runs it if RSS has grown by at least `minGrowthBytes` over the
  * lowest it was in an idle interval since the last release, and disarms it
  * until the next busy interval. A loaded server is never paused for it, an
- * idle one at most once per burst that grew it (a collection of a ~110 MB
- * heap held the loop for 0.3–0.6 s at the full scenario), and a steady read load, which grows
- * nothing, not at all.
+ * idle one at most once per burst that grew it (0.3–0.6 s at the full
+ * scenario), and a steady read load, which grows nothing, not at all.
  */
 import { performance } from 'node:perf_hooks';
 import v8 from 'node:v8';
@@ -85,7 +84,7 @@ export function registerIdleHeapRelease(registry: Registry): void {
     buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [registry],
   });
-  const collect = fullCollection();
+  const collect = memoryReducingCollection();
   const policy = new IdleHeapPolicy();
   let last = performance.eventLoopUtilization();
   const timer = setInterval(() => {
@@ -127,7 +126,7 @@ const releaseGrowingPercent = 100;
  * growing factor each time it sets a limit, so setting it around the call
  * affects only this collection's.
  */
-function fullCollection(): () => void {
+export function memoryReducingCollection(): () => void {
   v8.setFlagsFromString('--expose-gc');
   const gc = vm.runInNewContext('gc') as NodeJS.GCFunction;
   return () => {

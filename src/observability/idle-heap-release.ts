@@ -114,7 +114,9 @@ export function registerIdleHeapRelease(registry: Registry): void {
  * release met 5–6 full collections instead of 2–4, and their events' p99
  * delivery rose from ~130 to ~190 ms (docs/performance.md, "Session 19").
  * A limit of twice what is live leaves the burst that headroom; it is a
- * threshold, not memory, so RSS stays at what the collection left.
+ * threshold, not memory, so RSS stays at what the collection left. The
+ * flag is reset to 0 afterwards: a --heap-growing-percent given to the
+ * server's Node would not survive its first release (the image sets none).
  */
 const releaseGrowingPercent = 100;
 

@@ -6,32 +6,45 @@
  * with no certificate at all (nodejs/node#35317). We therefore verify here.
  *
  * Signature checks and subject parsing are pure functions of immutable
- * certificates and are remembered per certificate object: the
- * authentication stage hands over the same objects for every request on a
- * connection, so a kept-alive connection pays for them once. Validity
+ * certificates and are remembered per certificate object, and a certificate
+ * presented again is the same object (`internedCertificate`, by its DER):
+ * kube-apiserver's proxy presents one client certificate on every
+ * connection it opens, so a burst of new connections (1,000 watches) pays
+ * for parsing and signature checks once, not per connection. Validity
  * windows and key usage are checked on every call.
  */
 import { X509Certificate } from 'node:crypto';
-import type { PeerCertificate, DetailedPeerCertificate } from 'node:tls';
 import { x509 } from '../pki/x509.js';
 
 const clientAuthOid = '1.3.6.1.5.5.7.3.2';
 const anyExtendedKeyUsageOid = '2.5.29.37.0';
-const maxChainLength = 8;
 
 export type VerifyResult = { readonly ok: true; readonly leaf: X509Certificate } | { readonly ok: false; readonly error: string };
 
-/** The presented chain, leaf first, without the self-signed root repetition Node adds. */
-export function presentedChain(peer: PeerCertificate | DetailedPeerCertificate | undefined): X509Certificate[] {
-  const chain: X509Certificate[] = [];
-  let current = peer as DetailedPeerCertificate | undefined;
-  while (current?.raw !== undefined && current.raw.length > 0 && chain.length < maxChainLength) {
-    const cert = new X509Certificate(current.raw);
-    if (chain.some((c) => c.fingerprint256 === cert.fingerprint256)) break;
-    chain.push(cert);
-    current = current.issuerCertificate;
+/**
+ * The chain a TLS peer presented, as Node's TLS server exposes it: the leaf
+ * only (the intermediates a client sends are used by OpenSSL's handshake
+ * but not handed to JavaScript), interned.
+ */
+export function peerChain(leaf: X509Certificate | undefined): X509Certificate[] {
+  return leaf === undefined ? [] : [internedCertificate(leaf)];
+}
+
+// Bounded so that clients presenting ever new certificates cannot grow it; the oldest entry goes first.
+const maxInterned = 256;
+const interned = new Map<string, X509Certificate>();
+
+/** The first certificate seen with `cert`'s DER encoding (identical bytes are the identical certificate). */
+function internedCertificate(cert: X509Certificate): X509Certificate {
+  const der = cert.raw.toString('base64');
+  const known = interned.get(der);
+  if (known !== undefined) return known;
+  if (interned.size >= maxInterned) {
+    const oldest = interned.keys().next();
+    if (oldest.done !== true) interned.delete(oldest.value);
   }
-  return chain;
+  interned.set(der, cert);
+  return cert;
 }
 
 /**

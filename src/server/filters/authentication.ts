@@ -7,8 +7,8 @@
  * renegotiation is refused (tls-context.ts), so the peer certificate cannot
  * change while the connection lives, and a resumed session arrives on a new
  * connection whose chain is read and verified afresh. The chain is verified
- * on every request; what that costs per request is memoized by the
- * certificate objects (auth/x509-chain.ts).
+ * on every request; what that costs is memoized by the certificate, across
+ * connections (auth/x509-chain.ts).
  */
 import type { X509Certificate } from 'node:crypto';
 import type { Socket } from 'node:net';
@@ -16,7 +16,7 @@ import { TLSSocket } from 'node:tls';
 import type { RequestHandler } from 'express';
 import type { Authenticator } from '../../auth/authenticator.js';
 import type { Credentials } from '../../auth/credentials.js';
-import { presentedChain } from '../../auth/x509-chain.js';
+import { peerChain } from '../../auth/x509-chain.js';
 import { unauthorized } from '../../api/status.js';
 import { unavailableNow } from '../../backing/errors.js';
 import type { ApiServerMetrics } from '../../observability/metrics.js';
@@ -48,7 +48,7 @@ function connectionChain(socket: Socket): readonly X509Certificate[] {
   if (!(socket instanceof TLSSocket)) return [];
   let chain = connectionChains.get(socket);
   if (chain === undefined) {
-    chain = presentedChain(socket.getPeerCertificate(true));
+    chain = peerChain(socket.getPeerX509Certificate());
     connectionChains.set(socket, chain);
   }
   return chain;

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAuthenticationConfig, type RequestHeaderConfig } from '../../../src/auth/authentication-config.js';
 import { authenticateFrontProxy } from '../../../src/auth/front-proxy.js';
-import { verifyClientChain } from '../../../src/auth/x509-chain.js';
+import { peerChain, verifyClientChain } from '../../../src/auth/x509-chain.js';
 import { createCertificateAuthority } from '../../../src/pki/certificates.js';
 import { authenticationConfigMapData, cert, createTestPki, issue, type TestPki } from '../../support/pki.js';
 
@@ -104,6 +104,28 @@ describe('client chain verification', () => {
     // A root that only looks like the issuer (same subject, other key) vouches for nothing.
     const lookalike = await createCertificateAuthority('front-proxy-ca');
     expect(verifyClientChain([leaf], [cert(lookalike.certPem)])).toEqual(unknown);
+  });
+});
+
+describe('peer certificates across connections', () => {
+  it('hands over the certificate already seen when another connection presents the same bytes', () => {
+    const first = peerChain(cert(pki.frontProxyClient.certPem));
+    const again = peerChain(cert(pki.frontProxyClient.certPem));
+    expect(first).toHaveLength(1);
+    expect(again[0]).toBe(first[0]);
+    expect(peerChain(cert(pki.admin.certPem))[0]).not.toBe(first[0]);
+    expect(peerChain(undefined)).toEqual([]);
+  });
+
+  it('keeps a bounded number of them: after 256 others, a certificate is a new object again', async () => {
+    const ca = await createCertificateAuthority('many-clients');
+    const probe = cert(pki.stranger.certPem);
+    const kept = peerChain(probe)[0];
+    expect(peerChain(cert(pki.stranger.certPem))[0]).toBe(kept);
+    for (let i = 0; i < 256; i++) peerChain(await issue(ca, { commonName: `client-${i}`, usage: 'client' }));
+    const later = peerChain(cert(pki.stranger.certPem))[0];
+    expect(later).not.toBe(kept);
+    expect(later?.raw.equals(probe.raw)).toBe(true);
   });
 });
 

@@ -47,8 +47,8 @@ export const defaultThresholds: IdleHeapThresholds = { busyUtilization: 0.2, idl
 /** The decision of each interval; starts armed with no low (starting up is a burst). */
 export class IdleHeapPolicy {
   private armed = true;
-  /** The lowest RSS of an idle interval since the last release; 0 until one after it was seen. */
-  private idleLowBytes = 0;
+  /** The lowest RSS of an idle interval since the last release; unknown until the interval after one. */
+  private idleLowBytes: number | undefined;
   private releasedLastInterval = false;
 
   constructor(private readonly thresholds: IdleHeapThresholds = defaultThresholds) {}
@@ -56,13 +56,14 @@ export class IdleHeapPolicy {
   /** True when this interval should release. */
   next(sample: HeapSample): boolean {
     const idle = sample.utilization <= this.thresholds.idleUtilization;
-    // What a release left (read an interval later, once malloc was trimmed) is the new low.
+    // What a release left, read an interval later, starts the new low; malloc is trimmed every 10 s (native-memory.ts), so a later idle interval may lower it.
     if (this.releasedLastInterval) this.idleLowBytes = sample.rssBytes;
     this.releasedLastInterval = false;
     if (sample.utilization >= this.thresholds.busyUtilization) this.armed = true;
     if (!idle) return false;
-    const grown = this.idleLowBytes === 0 || sample.rssBytes - this.idleLowBytes >= this.thresholds.minGrowthBytes;
-    if (this.idleLowBytes !== 0) this.idleLowBytes = Math.min(this.idleLowBytes, sample.rssBytes);
+    const low = this.idleLowBytes;
+    const grown = low === undefined || sample.rssBytes - low >= this.thresholds.minGrowthBytes;
+    if (low !== undefined) this.idleLowBytes = Math.min(low, sample.rssBytes);
     if (!this.armed || !grown) return false;
     this.armed = false;
     this.releasedLastInterval = true;

@@ -17,10 +17,13 @@
  *  - a relist of an input is a discontinuity: the history restarts at the
  *    newest revision known, older resumes get 410 and relist.
  *
- * A change touching more (namespace, host) pairs than the history holds is
- * generated only for namespaces someone watches; for the others the history
- * records a gap (410 for a watch resuming across it), since their events
- * would have been evicted before anyone could read them.
+ * A change touching more (namespace, host) pairs than a tenth of the
+ * history holds is generated only for namespaces someone watches; for the
+ * others the history records a gap (410 for a watch resuming across it).
+ * Their events would soon be evicted unread: a few such changes fill the
+ * history, and at 1,000 tenant namespaces admitted to a host, binding it
+ * would compute 2,000 objects (each tenant's before and after) that nobody
+ * reads.
  */
 import { followHub } from '../../api/rest/hub-follower.js';
 import { revision, type ApiObject, type ObjectEvent } from '../../api/rest/types.js';
@@ -58,6 +61,8 @@ const inputs: readonly Input[] = ['hosts', 'policies', 'namespaces', 'claims'];
 /** A change waiting on a quiet input for this long proves that input current (fence). */
 const prodDelayMs = 100;
 const prodRetryMs = 1000;
+/** A change is generated for unwatched namespaces too only while it fills at most 1/this of the history. */
+const unwatchedHistoryShare = 10;
 
 export class HardwareDataFeed {
   private readonly hosts: SharedInformer<BareMetalHost>;
@@ -348,8 +353,8 @@ export class HardwareDataFeed {
 
   /**
    * Publishes what changed in each namespace at `position`. `estimate`
-   * bounds the number of pairs: beyond the history's capacity only watched
-   * namespaces get events, the others a gap (see the module comment).
+   * bounds the number of pairs: beyond a tenth of the history's capacity only
+   * watched namespaces get events, the others a gap (see the module comment).
    */
   private publishChanges(
     position: bigint,
@@ -357,7 +362,7 @@ export class HardwareDataFeed {
     estimate: number,
     pairs: (namespace: string) => Iterable<readonly [ApiObject | undefined, ApiObject | undefined]>,
   ): void {
-    const everything = estimate <= this.hub.historyCapacity();
+    const everything = estimate <= this.hub.historyCapacity() / unwatchedHistoryShare;
     const skipped = new Set<string>();
     const resourceVersion = position.toString();
     for (const namespace of namespaces) {

@@ -39,6 +39,7 @@ import { loadContinueTokenKey } from './backing/token-key.js';
 import { hostClaimResource } from './resources/hostclaim/descriptor.js';
 import { hostClaimRecordCRD, hostClaimStorageMapping } from './resources/hostclaim/storage.js';
 import { hostClaimRecord } from './tenancy/claim-record.js';
+import { metal3Resources } from './metal3/types.js';
 import { hostClaimStrategy } from './resources/hostclaim/strategy.js';
 import { hardwareDataResource } from './resources/hardwaredata/descriptor.js';
 import { HardwareDataFeed } from './resources/hardwaredata/feed.js';
@@ -187,7 +188,7 @@ function backendProbe(client: KubeClient, hostClaims: RecordStore, informers: Sh
 
 function hostClaimStore(client: KubeClient, informers: SharedInformerFactory, tokens: ContinueTokens, config: ServerConfig, logger: Logger): RecordStore {
   const gr = { group: tenancyV1alpha1.group, resource: hostClaimResource.plural };
-  return new RecordStore(client, informers, hostClaimStorageMapping(config.storageNamespace), hostClaimRecord.plural, gr, watchHub(gr, logger), tokens);
+  return new RecordStore(client, informers, hostClaimStorageMapping(config.storageNamespace), hostClaimRecord.plural, gr, watchHub(gr, logger), tokens, metal3Resources.namespaces);
 }
 
 /** The continue-token key every replica shares, loaded (or created) in the background, retrying until it is. */

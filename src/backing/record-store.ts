@@ -28,6 +28,7 @@ import { compareStorageKeys, type ApiObject, type ObjectList } from '../api/rest
 import { escapeFieldValue } from '../api/field-selector.js';
 import type { ContinueTokens, ListIdentity } from './continue-token.js';
 import { CachedReads } from './cached-reads.js';
+import type { KubeObject } from './informer.js';
 import type { ProbeMethod } from './scope-probe.js';
 import type { BackingResource, SharedInformer, SharedInformerFactory } from './shared-informers.js';
 import { applyRefusal, renamer, translateBackingError, type VirtualTarget } from './errors.js';
@@ -36,6 +37,11 @@ import { backingName, bookkeeping, virtualUid, type StorageMapping } from './sto
 import type { SelectionPredicate } from '../api/rest/selection.js';
 import type { WatchHub } from '../api/rest/watch-hub.js';
 import type { DeleteOptions, Deleted, ListQuery, WritableStore, WriteQuery, Written } from '../api/rest/store.js';
+
+/** What namespace admission reads of a Namespace. */
+interface NamespacePhase extends KubeObject {
+  readonly status?: { readonly phase?: string };
+}
 
 export class RecordStore implements WritableStore {
   private records: SharedInformer<ApiObject> | undefined;
@@ -52,6 +58,8 @@ export class RecordStore implements WritableStore {
     readonly gr: GroupResource,
     readonly hub: WatchHub,
     private readonly continueTokens: ContinueTokens,
+    /** The namespaces' shared cache, which admission reads first (admitNamespace). */
+    private readonly namespaces: BackingResource,
   ) {
     this.collectionPath = `/apis/${mapping.backing.group}/${mapping.backing.version}/namespaces/${mapping.storageNamespace}/${backingPlural}`;
   }
@@ -256,15 +264,12 @@ export class RecordStore implements WritableStore {
   /**
    * kube's NamespaceLifecycle admission: nothing is created in a namespace
    * that does not exist or is being deleted, or its record would outlive it.
+   * As kube's plugin, it reads the namespaces' cache and asks kube-apiserver
+   * only when the cache does not have the namespace (created a moment ago,
+   * or the cache not synced yet).
    */
   private async admitNamespace(namespace: string, name: string): Promise<void> {
-    let phase: string | undefined;
-    try {
-      phase = (await this.client.get<{ status?: { phase?: string } }>(`/api/v1/namespaces/${namespace}`)).status?.phase;
-    } catch (error) {
-      if (isNotFound(error)) throw notFound({ group: '', resource: 'namespaces' }, namespace);
-      throw translateBackingError(error, this.mapping, this.target(namespace, ''));
-    }
+    const phase = this.cachedNamespacePhase(namespace) ?? (await this.namespacePhase(namespace));
     if (phase === 'Terminating') {
       const subject = name === '' ? `${this.gr.resource}.${this.gr.group}` : `${this.gr.resource}.${this.gr.group} "${name}"`;
       throw new ApiError(403, 'Forbidden', `${subject} is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`, {
@@ -273,6 +278,23 @@ export class RecordStore implements WritableStore {
         kind: this.gr.resource,
         causes: [{ reason: 'NamespaceTerminating', message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' }],
       });
+    }
+  }
+
+  /** The cached namespace's phase ('' when it has none); undefined when the cache cannot tell. */
+  private cachedNamespacePhase(namespace: string): string | undefined {
+    const cache = this.informers.informerFor<NamespacePhase>(this.namespaces);
+    if (!cache.isHealthy()) return undefined;
+    const cached = cache.get(undefined, namespace);
+    return cached === undefined ? undefined : (cached.status?.phase ?? '');
+  }
+
+  private async namespacePhase(namespace: string): Promise<string | undefined> {
+    try {
+      return (await this.client.get<NamespacePhase>(`/api/v1/namespaces/${namespace}`)).status?.phase;
+    } catch (error) {
+      if (isNotFound(error)) throw notFound({ group: '', resource: 'namespaces' }, namespace);
+      throw translateBackingError(error, this.mapping, this.target(namespace, ''));
     }
   }
 

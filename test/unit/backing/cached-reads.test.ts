@@ -13,6 +13,7 @@ import { RecordStore } from '../../../src/backing/record-store.js';
 import { SharedInformerFactory } from '../../../src/backing/shared-informers.js';
 import { hostClaimRecord } from '../../../src/tenancy/claim-record.js';
 import { hostClaimStorageMapping } from '../../../src/resources/hostclaim/storage.js';
+import { metal3Resources } from '../../../src/metal3/types.js';
 
 const mapping = hostClaimStorageMapping('hostclaim-system');
 const gr = { group: 'tenancy.metal3.io', resource: 'hostclaims' };
@@ -100,7 +101,7 @@ describe('HostClaim reads from memory', () => {
   async function started(kube: FakeKube): Promise<RecordStore> {
     const client = kube as unknown as KubeClient;
     factory = new SharedInformerFactory(client, { onError: () => undefined, onNotServed: () => undefined });
-    const store = new RecordStore(client, factory, mapping, hostClaimRecord.plural, gr, new WatchHub({ resource: gr }), new ContinueTokens(Promise.resolve(new Uint8Array(32))));
+    const store = new RecordStore(client, factory, mapping, hostClaimRecord.plural, gr, new WatchHub({ resource: gr }), new ContinueTokens(Promise.resolve(new Uint8Array(32))), metal3Resources.namespaces);
     store.start();
     await settle();
     return store;
@@ -255,7 +256,7 @@ describe('HostClaim reads from memory', () => {
     await store.list('tenant-a', { selection: SelectionPredicate.everything(), limit: '1', resourceVersion: '5' });
     await store.list('tenant-a', { selection: SelectionPredicate.everything(), resourceVersion: '5', resourceVersionMatch: 'Exact' });
     expect([kube.probes.length, kube.directReads]).toEqual([0, 2]);
-    const unstarted = new RecordStore(kube as unknown as KubeClient, new SharedInformerFactory(kube, { onError: () => undefined, onNotServed: () => undefined }), mapping, hostClaimRecord.plural, gr, new WatchHub({ resource: gr }), new ContinueTokens(Promise.resolve(new Uint8Array(32))));
+    const unstarted = new RecordStore(kube as unknown as KubeClient, new SharedInformerFactory(kube, { onError: () => undefined, onNotServed: () => undefined }), mapping, hostClaimRecord.plural, gr, new WatchHub({ resource: gr }), new ContinueTokens(Promise.resolve(new Uint8Array(32))), metal3Resources.namespaces);
     await unstarted.list('tenant-a', { selection: SelectionPredicate.everything() });
     expect([kube.probes.length, kube.directReads]).toEqual([0, 3]);
   });

@@ -21,7 +21,7 @@ import { KubeApiError, type KubeClient } from '../../../../src/backing/kube-clie
 import { SharedInformerFactory } from '../../../../src/backing/shared-informers.js';
 import { ContinueTokens } from '../../../../src/backing/continue-token.js';
 import { RecordStore } from '../../../../src/backing/record-store.js';
-import { metal3Paths, type BareMetalHost, type HostDeployPolicy, type Namespace } from '../../../../src/metal3/types.js';
+import { metal3Paths, metal3Resources, type BareMetalHost, type HostDeployPolicy, type Namespace } from '../../../../src/metal3/types.js';
 import { HardwareDataModel } from '../../../../src/resources/hardwaredata/model.js';
 import { HardwareDataStore } from '../../../../src/resources/hardwaredata/store.js';
 import { HardwareDataTokens } from '../../../../src/resources/hardwaredata/continue-token.js';
@@ -114,7 +114,7 @@ const claimGr = { group: 'tenancy.metal3.io', resource: 'hostclaims' };
 const hardwareGr = { group: 'tenancy.metal3.io', resource: 'hardwaredata' };
 // Never started: no shared cache, so every read with resourceVersion unset goes to the fake kube-apiserver.
 const unstartedInformers = new SharedInformerFactory(client, { onError: () => undefined, onNotServed: () => undefined });
-const claims = new RecordStore(client, unstartedInformers, mapping, hostClaimRecord.plural, claimGr, new WatchHub({ resource: claimGr }), new ContinueTokens(Promise.resolve(new Uint8Array(32))));
+const claims = new RecordStore(client, unstartedInformers, mapping, hostClaimRecord.plural, claimGr, new WatchHub({ resource: claimGr }), new ContinueTokens(Promise.resolve(new Uint8Array(32))), metal3Resources.namespaces);
 const model = new HardwareDataModel(loadSchemaSource().resolvedObjectSchema('HardwareDataSpec'));
 const hardwareHub = new WatchHub({ resource: hardwareGr, derivedState: model });
 const hardware = new HardwareDataStore({ hub: hardwareHub, model, consistent: () => Promise.resolve(), consistentObject: () => Promise.resolve(undefined) }, hardwareGr, new HardwareDataTokens(Promise.resolve(new Uint8Array(32))));

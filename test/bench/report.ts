@@ -28,7 +28,7 @@ function watchCell(run: WatchRun): string {
   const statuses = Object.entries(run.refusedStatuses)
     .map(([status, count]) => `${count}× ${status === '0' ? 'no answer' : status}`)
     .join(', ');
-  const problems = run.refused + run.errorEvents > 0 ? `; **${run.refused} watches refused (first repetition: ${statuses || 'none'}), ${run.errorEvents} ERROR events**` : '';
+  const problems = run.refused + run.errorEvents > 0 ? `; **worst repetition: ${run.refused} watches refused (${statuses || 'none'}), ${run.errorEvents} ERROR events**` : '';
   return `p50 ${n(run.p50Ms)} ms, p99 ${n(run.p99Ms)} ms; ${run.delivered}/${run.expected} events; +${n(run.rssAddedMb)} MB RSS; all established in ${n(run.establishMs, 0)} ms${problems}`;
 }
 

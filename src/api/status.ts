@@ -3,6 +3,7 @@
  * (k8s.io/apimachinery/pkg/api/errors). Every error the server returns is
  * one of these; handlers throw ApiError and the response stage encodes it.
  */
+import { goQuote } from './go-strings.js';
 
 export type StatusReason =
   | 'BadRequest'
@@ -114,7 +115,8 @@ export function forbiddenPath(reason: string): ApiError {
 }
 
 export function notFound(gr: GroupResource, name: string): ApiError {
-  return new ApiError(404, 'NotFound', `${qualified(gr)} "${name}" not found`, {
+  // kube's NewNotFound quotes with %q: a name with control characters is shown escaped.
+  return new ApiError(404, 'NotFound', `${qualified(gr)} ${goQuote(name)} not found`, {
     name,
     group: gr.group,
     kind: gr.resource,

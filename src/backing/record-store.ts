@@ -22,7 +22,8 @@
  * except a patch, which is re-applied to fresh state exactly as
  * kube-apiserver does when the patch carries no resourceVersion.
  */
-import { checkPathSegmentName } from '../api/request-info.js';
+import { checkPathSegmentName, pathSegmentNameErrors } from '../api/request-info.js';
+import { goQuote } from '../api/go-strings.js';
 import { ApiError, badRequest, conflict, deleteUidMismatch, internalError, notFound, type GroupResource } from '../api/status.js';
 import { compareStorageKeys, type ApiObject, type ObjectList } from '../api/rest/types.js';
 import { escapeFieldValue } from '../api/field-selector.js';
@@ -289,9 +290,12 @@ export class RecordStore implements WritableStore {
     return cached === undefined ? undefined : (cached.status?.phase ?? '');
   }
 
+  /** The namespace read from kube-apiserver, as kube's plugin reads it with client-go (which refuses a name that is no path segment). */
   private async namespacePhase(namespace: string): Promise<string | undefined> {
+    const invalid = pathSegmentNameErrors(namespace);
+    if (invalid.length > 0) throw internalError(`invalid resource name ${goQuote(namespace)}: [${invalid.join(' ')}]`);
     try {
-      return (await this.client.get<NamespacePhase>(`/api/v1/namespaces/${namespace}`)).status?.phase;
+      return (await this.client.get<NamespacePhase>(`/api/v1/namespaces/${encodeURIComponent(namespace)}`)).status?.phase;
     } catch (error) {
       if (isNotFound(error)) throw notFound({ group: '', resource: 'namespaces' }, namespace);
       throw translateBackingError(error, this.mapping, this.target(namespace, ''));

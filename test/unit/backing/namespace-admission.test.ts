@@ -29,7 +29,7 @@ class AdmissionKube extends ControlledClient {
 
   get<T>(path: string): Promise<T> {
     this.namespaceReads.push(path);
-    const found = this.live.get(path.split('/').at(-1) ?? '');
+    const found = this.live.get(decodeURIComponent(path.split('/').at(-1) ?? ''));
     if (found === undefined) return Promise.reject(new KubeApiError(404, { kind: 'Status', reason: 'NotFound', code: 404 }));
     return Promise.resolve(found as T);
   }
@@ -90,6 +90,17 @@ describe('namespace admission of creates', () => {
     const { kube, store } = await storeWith([]);
     const refusal = await store.create('nowhere', claim, {}).catch((error: unknown) => error);
     expect((refusal as ApiError).code).toBe(404);
+    expect(kube.creates).toEqual([]);
+  });
+
+  it('asks about a namespace that is no clean path segment with it encoded, and refuses . and .. as client-go does', async () => {
+    const { kube, store } = await storeWith([]);
+    const nul = await store.create('tenant-a\u0000', claim, {}).catch((error: unknown) => error);
+    expect(kube.namespaceReads).toEqual(['/api/v1/namespaces/tenant-a%00']);
+    expect([(nul as ApiError).code, (nul as ApiError).message]).toEqual([404, 'namespaces "tenant-a\\x00" not found']);
+    const dots = await store.create('..', claim, {}).catch((error: unknown) => error);
+    expect([(dots as ApiError).code, (dots as ApiError).message]).toEqual([500, `Internal error occurred: invalid resource name "..": [may not be '..']`]);
+    expect(kube.namespaceReads).toHaveLength(1);
     expect(kube.creates).toEqual([]);
   });
 });

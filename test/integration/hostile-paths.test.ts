@@ -270,6 +270,58 @@ describe.each<[Route]>([['aggregator'], ['direct']])('hostile paths %s', (route)
   }, 900_000);
 });
 
+/**
+ * The namespace a write names, as the admin (a tenant is refused by RBAC
+ * before admission): namespaces that do not exist, cannot exist, are
+ * encoded, or are being deleted reach NamespaceLifecycle admission on both
+ * sides, which must answer alike and create nothing.
+ */
+describe('the namespace of a create', () => {
+  const HELD = 'held-terminating';
+  const NAMESPACES = ['nowhere', 'Bad_NS', `${NAMESPACE}%00`, `${NAMESPACE}%20`, 'a%2Fb', '..', '%2e%2e', HELD] as const;
+  const adminDirect = { user: 'hostile-admin', groups: ['system:masters', 'system:authenticated'] };
+
+  beforeAll(async () => {
+    await Promise.all([reset(REFERENCE_GROUP), reset(SERVED_GROUP)]);
+    const created = await env.controlPlane.request('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: HELD, finalizers: ['hostile.test/hold'] } });
+    expect(created.status).toBe(201);
+    expect((await env.controlPlane.request('DELETE', `/api/v1/namespaces/${HELD}`)).status).toBe(200);
+  });
+
+  afterAll(async () => {
+    const held = await env.controlPlane.requestJson<{ metadata: Record<string, unknown> }>('GET', `/api/v1/namespaces/${HELD}`);
+    await env.controlPlane.request('PUT', `/api/v1/namespaces/${HELD}`, { ...held, metadata: { ...held.metadata, finalizers: [] } });
+  });
+
+  /** Every claim's namespace/name in the cluster, as the admin. */
+  async function everyClaim(group: Group): Promise<string[]> {
+    const response = await env.controlPlane.request('GET', `/apis/${group}/v1alpha1/hostclaims`);
+    if (response.status !== 200) throw new Error(`listing ${group}: ${response.status} ${response.body}`);
+    const list = JSON.parse(response.body) as { items: { metadata: { namespace: string; name: string } }[] };
+    return list.items.map((i) => `${i.metadata.namespace}/${i.metadata.name}`).sort();
+  }
+
+  it.each(NAMESPACES.flatMap((namespace) => [false, true].map((dryRun) => [namespace, dryRun] as const)))(
+    'POST into %s (dryRun %s) answers as on the CRD, on both routes, and creates nothing',
+    async (namespace, dryRun) => {
+      const request = (group: Group): RawRequest => ({
+        method: 'POST',
+        path: `/apis/${group}/v1alpha1/namespaces/${namespace}/hostclaims${dryRun ? '?dryRun=All' : ''}`,
+        body: claimBody(POSTED)(group),
+        headers: { 'Content-Type': 'application/json' },
+      });
+      const before = await Promise.all([everyClaim(REFERENCE_GROUP), everyClaim(SERVED_GROUP)]);
+      const reference = answerOf(await clients.viaAggregator(env.adminKubeconfigPath, request(REFERENCE_GROUP)), true);
+      const viaAggregator = answerOf(await clients.viaAggregator(env.adminKubeconfigPath, request(SERVED_GROUP)), false);
+      const direct = answerOf(await clients.direct(adminDirect, request(SERVED_GROUP)), false);
+      expect(reference.code).toBeGreaterThanOrEqual(400);
+      expect(viaAggregator).toEqual(reference);
+      expect(direct).toEqual(reference);
+      expect(await Promise.all([everyClaim(REFERENCE_GROUP), everyClaim(SERVED_GROUP)])).toEqual(before);
+    },
+  );
+});
+
 describe('backing names never reach tenants', () => {
   const collection = (group: Group): string => collectionOf(group);
   const tenant = (request: RawRequest): Promise<RawResponse> => clients.viaAggregator(env.tenantKubeconfigPaths[NAMESPACE], request);

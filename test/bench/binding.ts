@@ -47,7 +47,7 @@ export async function runBinding(config: BenchConfig, clients: { tenant: H2Clien
     if (!associatedAt.has(key) && isAssociated(event.object)) associatedAt.set(key, performance.now());
   });
   try {
-    if ((await watch.established) !== 200) throw new Error('binding: the watch on the new claims was refused');
+    if ((await watch.established).status !== 200) throw new Error('binding: the watch on the new claims was refused');
     const claims = Array.from({ length: config.bindClaims }, (_, i) => ({ namespace: tenantNamespace(i % config.namespaces), name: `bind-${i}` }));
     const createStart = performance.now();
     let lastCreate = 0;

@@ -24,9 +24,15 @@ export interface H2Request {
   readonly timeoutMs?: number;
 }
 
+export interface WatchAnswer {
+  readonly status: number;
+  /** The Retry-After header of a refusal, in seconds. */
+  readonly retryAfterSeconds?: number;
+}
+
 export interface WatchStream {
-  /** Resolves with the response status once the headers arrived. */
-  readonly established: Promise<number>;
+  /** Resolves once the headers arrived. */
+  readonly established: Promise<WatchAnswer>;
   close(): void;
 }
 
@@ -111,9 +117,10 @@ export class H2Client {
         newline = pending.indexOf('\n');
       }
     });
-    const established = new Promise<number>((resolve, reject) => {
+    const established = new Promise<WatchAnswer>((resolve, reject) => {
       stream.on('response', (headers) => {
-        resolve(Number(headers[':status']));
+        const retryAfter = Number(headers['retry-after']);
+        resolve({ status: Number(headers[':status']), ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterSeconds: retryAfter } : {}) });
       });
       stream.on('error', reject);
       stream.on('close', () => {

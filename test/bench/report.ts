@@ -29,7 +29,8 @@ function watchCell(run: WatchRun): string {
     .map(([status, count]) => `${count}× ${status === '0' ? 'no answer' : status}`)
     .join(', ');
   const problems = run.refused + run.errorEvents > 0 ? `; **worst repetition: ${run.refused} watches refused (${statuses || 'none'}), ${run.errorEvents} ERROR events**` : '';
-  return `p50 ${n(run.p50Ms)} ms, p99 ${n(run.p99Ms)} ms; ${run.delivered}/${run.expected} events; +${n(run.rssAddedMb)} MB RSS; all established in ${n(run.establishMs, 0)} ms${problems}`;
+  const retried = run.retried > 0 ? ` (${run.retried} after a 429 from API Priority and Fairness, retried as client-go does)` : '';
+  return `p50 ${n(run.p50Ms)} ms, p99 ${n(run.p99Ms)} ms; ${run.delivered}/${run.expected} events; +${n(run.rssAddedMb)} MB RSS; all established in ${n(run.establishMs, 0)} ms${retried}${problems}`;
 }
 
 export function markdownSummary(results: BenchResults): string {

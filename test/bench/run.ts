@@ -191,9 +191,9 @@ async function watchComparison(
   const runs: { us: WatchRun[]; direct: WatchRun[] } = { us: [], direct: [] };
   for (let repetition = 0; repetition < config.repetitions; repetition++) {
     for (const name of repetition % 2 === 0 ? (['us', 'direct'] as const) : (['direct', 'us'] as const)) {
-      const namespacedClient = new H2Client(origin, name === 'us' ? identities.tenant : identities.admin, watchSessions(config.watchers - config.clusterWideWatchers));
+      const namespacedClient = new H2Client(origin, identities.tenant, watchSessions(config.watchers - config.clusterWideWatchers));
       const clusterClient = new H2Client(origin, identities.admin, watchSessions(config.clusterWideWatchers));
-      const writer = new H2Client(origin, name === 'us' ? identities.tenant : identities.admin, 1);
+      const writer = new H2Client(origin, identities.tenant, 1);
       const side: WatchSide = {
         name,
         namespacedClient,
@@ -205,7 +205,7 @@ async function watchComparison(
         const run = await runWatchFanOut(config, side, `${name[0] ?? ''}${repetition}`);
         runs[name].push(run);
         log(
-          `watch ${name} #${repetition + 1}: ${run.watchers} watchers (refused: ${JSON.stringify(run.refusedStatuses)}), ${run.delivered}/${run.expected} events, p50 ${run.p50Ms.toFixed(1)} ms, p99 ${run.p99Ms.toFixed(1)} ms, +${run.rssAddedMb.toFixed(1)} MB RSS, established in ${run.establishMs.toFixed(0)} ms`,
+          `watch ${name} #${repetition + 1}: ${run.watchers} watchers (refused: ${JSON.stringify(run.refusedStatuses)}, 429s retried: ${run.retried}), ${run.delivered}/${run.expected} events, p50 ${run.p50Ms.toFixed(1)} ms, p99 ${run.p99Ms.toFixed(1)} ms, +${run.rssAddedMb.toFixed(1)} MB RSS, established in ${run.establishMs.toFixed(0)} ms`,
         );
       } finally {
         namespacedClient.close();

@@ -13,7 +13,8 @@ import { forEachConcurrently, type H2Client, type H2Request } from './h2.js';
 
 export const CLAIMS = '/apis/tenancy.metal3.io/v1alpha1';
 export const METAL3 = '/apis/metal3.io/v1alpha1';
-export const RECORDS = '/apis/infra.tenancy.metal3.io/v1alpha1/namespaces/hostclaim-system/hostclaimrecords';
+const STORAGE_NAMESPACE = 'hostclaim-system';
+export const RECORDS = `/apis/infra.tenancy.metal3.io/v1alpha1/namespaces/${STORAGE_NAMESPACE}/hostclaimrecords`;
 export const NAMESPACE_LABEL = 'infra.tenancy.metal3.io/namespace';
 export const POOL_LABEL = 'bench.metal3.io/pool';
 export const HALF_LABEL = 'bench.metal3.io/half';
@@ -106,6 +107,31 @@ function post(client: H2Client, path: string, body: unknown): Promise<void> {
   return write(client, { method: 'POST', path, body: JSON.stringify(body) });
 }
 
+/**
+ * The direct side of a tenant's reads and watches is the same requester as
+ * ours: the tenant may read (and, for the watch figure's writes, patch) the
+ * backing records. As the admin, the direct side would be exempt from API
+ * Priority and Fairness and short-circuit RBAC, which a tenant using a CRD
+ * is not; our requests pay both in kube-apiserver before being proxied.
+ */
+async function directReadsAsTheTenant(admin: H2Client): Promise<void> {
+  const rbac = `/apis/rbac.authorization.k8s.io/v1/namespaces/${STORAGE_NAMESPACE}`;
+  const name = 'bench-tenant-records';
+  await post(admin, `${rbac}/roles`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'Role',
+    metadata: { name, namespace: STORAGE_NAMESPACE },
+    rules: [{ apiGroups: ['infra.tenancy.metal3.io'], resources: ['hostclaimrecords'], verbs: ['get', 'list', 'watch', 'patch'] }],
+  });
+  await post(admin, `${rbac}/rolebindings`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name, namespace: STORAGE_NAMESPACE },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: TENANT_USER }],
+  });
+}
+
 export interface ScenarioClients {
   readonly admin: H2Client;
   readonly tenant: H2Client;
@@ -151,6 +177,7 @@ export async function buildScenario(config: BenchConfig, clients: ScenarioClient
         subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: TENANT_USER }],
       }),
     );
+    await directReadsAsTheTenant(admin);
     await forEachConcurrently(infra, concurrency, (namespace) =>
       post(admin, `${METAL3}/namespaces/${namespace}/hostdeploypolicies`, {
         apiVersion: 'metal3.io/v1alpha1',

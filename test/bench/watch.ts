@@ -6,7 +6,7 @@
 // The watched process's RSS before opening the watches and after the writes
 // gives the memory the watchers cost it.
 import type { BenchConfig } from './config.js';
-import { H2Client, forEachConcurrently } from './h2.js';
+import { H2Client, forEachConcurrently, type WatchAnswer, type WatchStream } from './h2.js';
 import { median, percentile, rssBytes } from './load.js';
 import { CLAIMS, NAMESPACE_LABEL, RECORDS, tenantNamespace } from './scenario.js';
 
@@ -21,6 +21,8 @@ export interface WatchRun {
   readonly refused: number;
   /** How many watches were refused with each status (0: the stream failed before an answer). */
   readonly refusedStatuses: Record<string, number>;
+  /** 429s with Retry-After (kube-apiserver's API Priority and Fairness shedding a burst) retried after it, as client-go does. */
+  readonly retried: number;
   readonly errorEvents: number;
   readonly writes: number;
   readonly expected: number;
@@ -82,9 +84,10 @@ export async function runWatchFanOut(config: BenchConfig, side: WatchSide, runId
     ...Array.from({ length: config.clusterWideWatchers }, () => ({ namespace: undefined, client: side.clusterClient })),
   ];
   const opened = performance.now();
+  let retried = 0;
   const streams = specs.map(({ namespace, client }) => {
     const seen = new Set<string>();
-    return client.watch(paths(side.name, namespace, resourceVersion), (line) => {
+    return watchRetrying(client, paths(side.name, namespace, resourceVersion), () => (retried += 1), (line) => {
       const arrived = performance.now();
       if (line.startsWith('{"type":"ERROR"')) {
         errorEvents += 1;
@@ -101,7 +104,7 @@ export async function runWatchFanOut(config: BenchConfig, side: WatchSide, runId
     });
   });
   try {
-    const statuses = await Promise.all(streams.map((stream) => stream.established.catch(() => 0)));
+    const statuses = await Promise.all(streams.map((stream) => stream.established.then((answer) => answer.status).catch(() => 0)));
     const active = specs.filter((_, i) => statuses[i] === 200);
     const establishMs = performance.now() - opened;
     // Let every watch reach the point where it forwards events (the aggregator connects to us after answering headers).
@@ -130,6 +133,7 @@ export async function runWatchFanOut(config: BenchConfig, side: WatchSide, runId
       watchers: active.length,
       refused: streams.length - active.length,
       refusedStatuses: countBy(statuses.filter((status) => status !== 200).map(String)),
+      retried,
       errorEvents,
       writes: config.watchWrites,
       expected,
@@ -158,6 +162,7 @@ export function medianWatch(runs: readonly WatchRun[]): WatchRun {
     watchers: worst.watchers,
     refused: worst.refused,
     refusedStatuses: worst.refusedStatuses,
+    retried: Math.max(...runs.map((r) => r.retried)),
     errorEvents: worst.errorEvents,
     writes: worst.writes,
     expected: worst.expected,
@@ -167,6 +172,36 @@ export function medianWatch(runs: readonly WatchRun[]): WatchRun {
     // The largest: a later repetition may reuse heap an earlier one grew, and the criterion is an upper bound.
     rssAddedMb: Math.max(...runs.map((r) => r.rssAddedMb)),
     establishMs: of((r) => r.establishMs),
+  };
+}
+
+/** As client-go's rest client: a 429 with Retry-After is retried after that many seconds, up to 10 times. */
+const MAX_RETRIES = 10;
+
+/** A watch that retries refusals with Retry-After, as client-go does; `established` is the last answer. */
+export function watchRetrying(client: Pick<H2Client, 'watch'>, path: string, onRetry: () => void, onLine: (line: string) => void): WatchStream {
+  const state: { current?: WatchStream; closed: boolean } = { closed: false };
+  // A function, not the field: close() may run during an await, which narrowing does not see.
+  const isClosed = (): boolean => state.closed;
+  const established = (async (): Promise<WatchAnswer> => {
+    for (let attempt = 0; ; attempt++) {
+      const stream = client.watch(path, onLine);
+      state.current = stream;
+      const answer = await stream.established;
+      const delaySeconds = answer.status === 429 ? answer.retryAfterSeconds : undefined;
+      if (delaySeconds === undefined || attempt === MAX_RETRIES || isClosed()) return answer;
+      stream.close();
+      onRetry();
+      await new Promise((resolve) => setTimeout(resolve, delaySeconds * 1000));
+      if (isClosed()) return answer;
+    }
+  })();
+  return {
+    established,
+    close: () => {
+      state.closed = true;
+      state.current?.close();
+    },
   };
 }
 

@@ -38,9 +38,15 @@ export interface WatchStream {
 
 const DEFAULT_TIMEOUT_MS = 180_000;
 
-/** A pool of HTTP/2 sessions to one server; streams are spread round-robin, sessions re-opened when closed. */
+/**
+ * A pool of HTTP/2 sessions to one server, re-opened when closed; requests
+ * are spread round-robin, watches to the session with the fewest open ones
+ * (a stream beyond the server's per-session limit waits in the client until
+ * one ends, which a watch never does).
+ */
 export class H2Client {
   readonly #sessions: (http2.ClientHttp2Session | undefined)[];
+  readonly #openWatches: number[];
   #next = 0;
 
   constructor(
@@ -49,10 +55,10 @@ export class H2Client {
     sessions = 1,
   ) {
     this.#sessions = new Array<http2.ClientHttp2Session | undefined>(sessions).fill(undefined);
+    this.#openWatches = new Array<number>(sessions).fill(0);
   }
 
-  #session(): http2.ClientHttp2Session {
-    const index = this.#next++ % this.#sessions.length;
+  #session(index = this.#next++ % this.#sessions.length): http2.ClientHttp2Session {
     const current = this.#sessions[index];
     if (current !== undefined && !current.closed && !current.destroyed) return current;
     const session = http2.connect(this.origin, { ca: this.identity.ca, cert: this.identity.cert, key: this.identity.key });
@@ -104,7 +110,12 @@ export class H2Client {
 
   /** A long-running GET (a watch); `onLine` gets every complete newline-terminated line of the body. */
   watch(path: string, onLine: (line: string) => void): WatchStream {
-    const stream = this.#session().request({ ':method': 'GET', ':path': path, accept: 'application/json' }, { endStream: true });
+    const index = this.#openWatches.indexOf(Math.min(...this.#openWatches));
+    const stream = this.#session(index).request({ ':method': 'GET', ':path': path, accept: 'application/json' }, { endStream: true });
+    this.#openWatches[index] = (this.#openWatches[index] ?? 0) + 1;
+    stream.on('close', () => {
+      this.#openWatches[index] = (this.#openWatches[index] ?? 1) - 1;
+    });
     let pending = '';
     stream.setEncoding('utf8');
     stream.on('data', (chunk: string) => {

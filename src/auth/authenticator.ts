@@ -59,7 +59,7 @@ export class Authenticator {
    * not depend on them.
    */
   private async beforeConfiguration(credentials: Credentials): Promise<AuthenticationDecision> {
-    if (credentials.peerChain.length > 0) return { kind: 'unavailable', reason: 'authentication configuration not loaded yet' };
+    if (credentials.peerCertificate !== undefined) return { kind: 'unavailable', reason: 'authentication configuration not loaded yet' };
     return this.tokenOrAnonymous(credentials, []);
   }
 }

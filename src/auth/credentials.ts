@@ -3,8 +3,8 @@ import type { UserInfo } from '../api/user.js';
 
 /** What a request presents to the authenticators, independent of the HTTP framework. */
 export interface Credentials {
-  /** Verified by nobody yet: the chain the client sent, leaf first (empty without a certificate). */
-  readonly peerChain: readonly X509Certificate[];
+  /** Verified by nobody yet: the certificate the client presented, if any. */
+  readonly peerCertificate: X509Certificate | undefined;
   /** Lower-cased header names with every value of every line (IncomingMessage.headersDistinct). */
   readonly headers: Readonly<Record<string, readonly string[] | undefined>>;
 }

@@ -1,7 +1,7 @@
 /**
  * Front-proxy (request-header) authentication, as k8s.io/apiserver's
  * headerrequest authenticator: identity headers are trusted only on a
- * connection whose client certificate chains to the front-proxy CA (never
+ * connection whose client certificate was issued by the front-proxy CA (never
  * the cluster client CA) and whose CN is an allowed name.
  *
  * One deliberate difference: kube reads a single-valued header (user name,
@@ -14,11 +14,11 @@
 import type { X509Certificate } from 'node:crypto';
 import type { RequestHeaderConfig } from './authentication-config.js';
 import type { AuthenticationOutcome, Credentials } from './credentials.js';
-import { commonName, verifyClientChain } from './x509-chain.js';
+import { commonName, verifyClientCertificate } from './x509-chain.js';
 
 export function authenticateFrontProxy(credentials: Credentials, config: RequestHeaderConfig | undefined): AuthenticationOutcome {
-  if (config === undefined || credentials.peerChain.length === 0) return { kind: 'none' };
-  const verified = verifyClientChain(credentials.peerChain, config.roots);
+  if (config === undefined || credentials.peerCertificate === undefined) return { kind: 'none' };
+  const verified = verifyClientCertificate(credentials.peerCertificate, config.roots);
   if (!verified.ok) return { kind: 'failed', error: `front-proxy: ${verified.error}` };
   if (!nameAllowed(verified.leaf, config.allowedNames)) {
     return { kind: 'failed', error: `front-proxy: subject with cn=${commonName(verified.leaf)} is not in the allowed list` };

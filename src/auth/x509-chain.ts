@@ -1,6 +1,5 @@
 /**
- * Verification of a TLS client certificate chain against one specific CA
- * pool. Node's `socket.authorized` is computed against the union of every CA
+ * Verification of a TLS client certificate against one specific CA pool. Node's `socket.authorized` is computed against the union of every CA
  * the server accepts, so it cannot tell a front-proxy certificate from a
  * cluster client certificate; and on resumed TLS 1.3 sessions it can be true
  * with no certificate at all (nodejs/node#35317). We therefore verify here.
@@ -22,12 +21,13 @@ const anyExtendedKeyUsageOid = '2.5.29.37.0';
 export type VerifyResult = { readonly ok: true; readonly leaf: X509Certificate } | { readonly ok: false; readonly error: string };
 
 /**
- * The chain a TLS peer presented, as Node's TLS server exposes it: the leaf
- * only (the intermediates a client sends are used by OpenSSL's handshake
- * but not handed to JavaScript), interned.
+ * The certificate a TLS peer presented, interned. Node's TLS server hands
+ * JavaScript the leaf only (the intermediates a client sends are used by
+ * OpenSSL's handshake, not exposed), so a client certificate must be issued
+ * by a certificate of the CA bundle itself (docs/operations.md).
  */
-export function peerChain(leaf: X509Certificate | undefined): X509Certificate[] {
-  return leaf === undefined ? [] : [internedCertificate(leaf)];
+export function peerCertificate(leaf: X509Certificate | undefined): X509Certificate | undefined {
+  return leaf === undefined ? undefined : internedCertificate(leaf);
 }
 
 // Bounded so that clients presenting ever new certificates cannot grow it; the oldest entry goes first.
@@ -48,27 +48,17 @@ function internedCertificate(cert: X509Certificate): X509Certificate {
 }
 
 /**
- * Verifies that `chain[0]` chains, through the other presented certificates,
- * to a root in `roots`, that every certificate is within its validity window
- * and that the leaf may be used for client authentication.
+ * Verifies that `leaf` was issued by a root in `roots`, that both are within
+ * their validity windows and that the leaf may be used for client
+ * authentication.
  */
-export function verifyClientChain(chain: readonly X509Certificate[], roots: readonly X509Certificate[], now = new Date()): VerifyResult {
-  const leaf = chain[0];
+export function verifyClientCertificate(leaf: X509Certificate | undefined, roots: readonly X509Certificate[], now = new Date()): VerifyResult {
   if (leaf === undefined) return { ok: false, error: 'no client certificate' };
   if (!allowsClientAuth(leaf)) return { ok: false, error: 'certificate is not valid for client authentication' };
-  const intermediates = chain.slice(1);
-  let current = leaf;
-  for (let depth = 0; depth <= intermediates.length; depth++) {
-    if (!withinValidity(current, now)) return { ok: false, error: 'certificate has expired or is not yet valid' };
-    const root = roots.find((r) => issuedBy(current, r));
-    if (root !== undefined) {
-      return withinValidity(root, now) ? { ok: true, leaf } : { ok: false, error: 'certificate authority has expired' };
-    }
-    const next = intermediates.find((c) => c.ca && issuedBy(current, c));
-    if (next === undefined) break;
-    current = next;
-  }
-  return { ok: false, error: 'certificate signed by unknown authority' };
+  if (!withinValidity(leaf, now)) return { ok: false, error: 'certificate has expired or is not yet valid' };
+  const root = roots.find((r) => issuedBy(leaf, r));
+  if (root === undefined) return { ok: false, error: 'certificate signed by unknown authority' };
+  return withinValidity(root, now) ? { ok: true, leaf } : { ok: false, error: 'certificate authority has expired' };
 }
 
 export function commonName(cert: X509Certificate): string {

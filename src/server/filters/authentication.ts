@@ -3,11 +3,11 @@
  * anonymous), then drop the identity headers so no later stage can read an
  * identity that did not come from the authenticator.
  *
- * A connection's certificate chain is read once, on its first request:
+ * A connection's certificate is read once, on its first request:
  * renegotiation is refused (tls-context.ts), so the peer certificate cannot
  * change while the connection lives, and a resumed session arrives on a new
- * connection whose chain is read and verified afresh. The chain is verified
- * on every request; what that costs is memoized by the certificate, across
+ * connection whose certificate is read and verified afresh. The certificate
+ * is verified on every request; what that costs is memoized by the certificate, across
  * connections (auth/x509-chain.ts).
  */
 import type { X509Certificate } from 'node:crypto';
@@ -16,7 +16,7 @@ import { TLSSocket } from 'node:tls';
 import type { RequestHandler } from 'express';
 import type { Authenticator } from '../../auth/authenticator.js';
 import type { Credentials } from '../../auth/credentials.js';
-import { peerChain } from '../../auth/x509-chain.js';
+import { peerCertificate } from '../../auth/x509-chain.js';
 import { unauthorized } from '../../api/status.js';
 import { unavailableNow } from '../../backing/errors.js';
 import type { ApiServerMetrics } from '../../observability/metrics.js';
@@ -25,7 +25,7 @@ import { requestContext } from '../../api/request-context.js';
 export function withAuthentication(authenticator: Pick<Authenticator, 'authenticate'>, metrics: ApiServerMetrics): RequestHandler {
   return async (req, _res, next) => {
     const credentials: Credentials = {
-      peerChain: connectionChain(req.socket),
+      peerCertificate: connectionCertificate(req.socket),
       headers: req.headersDistinct,
     };
     const decision = await authenticator.authenticate(credentials);
@@ -42,16 +42,17 @@ export function withAuthentication(authenticator: Pick<Authenticator, 'authentic
   };
 }
 
-const connectionChains = new WeakMap<TLSSocket, readonly X509Certificate[]>();
+// A socket without a certificate maps to null, so it is not read again either.
+const connectionCertificates = new WeakMap<TLSSocket, X509Certificate | null>();
 
-function connectionChain(socket: Socket): readonly X509Certificate[] {
-  if (!(socket instanceof TLSSocket)) return [];
-  let chain = connectionChains.get(socket);
-  if (chain === undefined) {
-    chain = peerChain(socket.getPeerX509Certificate());
-    connectionChains.set(socket, chain);
+function connectionCertificate(socket: Socket): X509Certificate | undefined {
+  if (!(socket instanceof TLSSocket)) return undefined;
+  let certificate = connectionCertificates.get(socket);
+  if (certificate === undefined) {
+    certificate = peerCertificate(socket.getPeerX509Certificate()) ?? null;
+    connectionCertificates.set(socket, certificate);
   }
-  return chain;
+  return certificate ?? undefined;
 }
 
 function stripIdentityHeaders(headers: Record<string, unknown>): void {

@@ -94,7 +94,7 @@ async function main(): Promise<void> {
   // Its first lists, not baremetal-operator's CRDs: without them HardwareData syncs empty. Until then its reads are 429s.
   health.addReadiness({ name: 'hardwaredata-storage', check: () => (hardwareData.feed.hub.hasSynced() ? undefined : 'not synced') });
 
-  const binder = config.controllers.has('binder') ? startBinder(client, informers, config, logger) : undefined;
+  const binder = config.controllers.has('binder') ? startBinder(client, informers, config, logger, metrics) : undefined;
 
   let shuttingDown = false;
   health.addReadiness({ name: 'shutdown', check: () => (shuttingDown ? 'shutting down' : undefined) });
@@ -213,16 +213,20 @@ function continueTokenKey(client: KubeClient, config: ServerConfig, logger: Logg
  * Every replica serves the API; only the one holding the Lease binds. A
  * replica shutting down releases the Lease so another takes over at once.
  */
-function startBinder(client: KubeClient, informers: SharedInformerFactory, config: ServerConfig, logger: Logger): LeaderElector {
+function startBinder(client: KubeClient, informers: SharedInformerFactory, config: ServerConfig, logger: Logger, metrics: ApiServerMetrics): LeaderElector {
   const identity = `${hostname()}_${randomUUID()}`;
-  const binder = new Binder(client, informers, { storageNamespace: config.storageNamespace }, logger);
+  const lease = 'hostclaim-binder';
+  const binder = new Binder(client, informers, { storageNamespace: config.storageNamespace, queueObserver: metrics.controllers.workQueue(lease) }, logger);
+  const leadership = metrics.controllers.leaderElection(lease);
   binder.warmCaches();
   const elector = new LeaderElector(
     client,
-    { namespace: config.storageNamespace, name: 'hostclaim-binder', identity },
+    { namespace: config.storageNamespace, name: lease, identity },
     {
       onStartedLeading: (signal) => {
         logger.info({ identity }, 'binder: became leader');
+        leadership.leading(true);
+        signal.addEventListener('abort', () => leadership.leading(false), { once: true });
         binder.run(signal).catch((error: unknown) => {
           logger.error({ err: error }, 'binder: stopped with an error');
         });

@@ -4,11 +4,14 @@
  * time (an add during processing runs it again afterwards), and failures are
  * retried with per-key exponential backoff.
  */
+import type { ReconcileOutcome, WorkQueueObserver } from '../observability/controller-metrics.js';
 
 export interface WorkQueueOptions {
   readonly workers: number;
   readonly minRetryMs?: number;
   readonly maxRetryMs?: number;
+  /** Told of adds, the depth and every reconcile's outcome (metrics). */
+  readonly observer?: WorkQueueObserver;
 }
 
 /** What a reconcile asks of the queue: nothing, or to look again after a delay. */
@@ -41,6 +44,7 @@ export class WorkQueue {
     if (this.queued.has(key)) return;
     this.queued.add(key);
     this.queue.push(key);
+    this.options.observer?.added();
     this.pump();
   }
 
@@ -77,6 +81,7 @@ export class WorkQueue {
     this.timers.clear();
     this.queue.length = 0;
     this.queued.clear();
+    this.options.observer?.depth(0);
     if (this.running === 0) return;
     await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
   }
@@ -84,20 +89,25 @@ export class WorkQueue {
   private pump(): void {
     while (this.started && !this.stopped && this.running < this.options.workers && this.queue.length > 0) {
       const key = this.queue.shift();
-      if (key === undefined) return;
+      if (key === undefined) break;
       this.queued.delete(key);
       this.processing.add(key);
       this.running++;
       void this.process(key);
     }
+    this.options.observer?.depth(this.queue.length);
   }
 
   private async process(key: string): Promise<void> {
+    const started = performance.now();
+    const reconciled = (outcome: ReconcileOutcome): void => this.options.observer?.reconciled(outcome, (performance.now() - started) / 1000);
     try {
       const result = await this.reconcile(key);
       this.failures.delete(key);
       if (result?.requeueAfterMs !== undefined) this.addAfter(key, result.requeueAfterMs);
+      reconciled(result?.requeueAfterMs === undefined ? 'success' : 'requeue_after');
     } catch (error) {
+      reconciled('error');
       this.onError(key, error);
       this.addAfter(key, this.backoff(key));
     } finally {

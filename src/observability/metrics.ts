@@ -3,6 +3,7 @@
  * existing apiserver dashboards and alerts work for this server too.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { ControllerMetrics } from './controller-metrics.js';
 import { registerEventLoopBusyMetric } from './event-loop.js';
 import { registerIdleHeapRelease } from './idle-heap-release.js';
 import { registerNativeMemoryRelease } from './native-memory.js';
@@ -58,6 +59,8 @@ export class ApiServerMetrics {
     labelNames: ['result'],
     registers: [this.registry],
   });
+  /** The binder's leader election, work queue and reconciles. */
+  readonly controllers = new ControllerMetrics(this.registry);
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });

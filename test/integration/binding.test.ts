@@ -16,6 +16,7 @@ import { createBareMetalHost, getBareMetalHost, waitForProvisioningState } from 
 import { watchEncodingErrors } from '../controlplane/apiserver-load.js';
 import { startDevEnvironment, type DevEnvironment } from '../controlplane/environment.js';
 import { pollUntil } from '../controlplane/wait.js';
+import { rawClients } from '../support/raw-http.js';
 
 const binDir = inject('controlPlaneBinDir');
 const INFRA = 'infra';
@@ -197,6 +198,44 @@ describe('the claim lifecycle', () => {
     expect(copies.items).toEqual([]);
     await deletePolicy('lifecycle');
   }, 300_000);
+});
+
+describe("the binder's metrics", () => {
+  const masters = { user: 'metrics-reader', groups: ['system:masters', 'system:authenticated'] };
+
+  /** One sample of a replica's /metrics, by its full series text (`name{labels}`). */
+  async function sample(serverUrl: string, series: string): Promise<number> {
+    const response = await (await rawClients(env, serverUrl)).direct(masters, { method: 'GET', path: '/metrics' });
+    expect(response.status).toBe(200);
+    const line = response.body.split('\n').find((l) => l.startsWith(`${series} `));
+    if (line === undefined) throw new Error(`${serverUrl} exports no ${series}`);
+    return Number(line.slice(series.length + 1));
+  }
+  const binder = 'hostclaim-binder';
+  const reconciles = (url: string): Promise<number[]> =>
+    Promise.all(['success', 'error', 'requeue_after'].map((result) => sample(url, `controller_runtime_reconcile_total{controller="${binder}",result="${result}"}`)));
+  const sum = (values: number[]): number => values.reduce((a, b) => a + b, 0);
+
+  it('tell which replica leads, and count the leader\'s queue and reconciles under client-go and controller-runtime names', async () => {
+    const replica = await env.startReplica();
+    const follower = env.replicaUrls.at(-1) ?? '';
+    const leaderBefore = sum(await reconciles(env.serverUrl));
+    const addsBefore = await sample(env.serverUrl, `workqueue_adds_total{name="${binder}"}`);
+    await ok('tenant-b', ['-n', 'tenant-b', 'create', '-f', '-'], claimManifest('counted', { hostSelector: { matchLabels: { role: 'none' } } }));
+    await waitForClaim('tenant-b', 'tenant-b', 'counted', (c) => condition(c, 'Associated')?.status === 'False', 'judged');
+
+    expect(await sample(env.serverUrl, `leader_election_master_status{name="${binder}"}`)).toBe(1);
+    expect(sum(await reconciles(env.serverUrl))).toBeGreaterThan(leaderBefore);
+    expect(await sample(env.serverUrl, `workqueue_adds_total{name="${binder}"}`)).toBeGreaterThan(addsBefore);
+    expect(await sample(env.serverUrl, `controller_runtime_reconcile_time_seconds_count{controller="${binder}"}`)).toBeGreaterThan(0);
+    // The other replica serves the API but does not bind: its series exist, at 0.
+    expect(await sample(follower, `leader_election_master_status{name="${binder}"}`)).toBe(0);
+    expect(await reconciles(follower)).toEqual([0, 0, 0]);
+    expect(await sample(follower, `workqueue_depth{name="${binder}"}`)).toBe(0);
+
+    await ok('tenant-b', ['-n', 'tenant-b', 'delete', 'hostclaims.tenancy.metal3.io', 'counted', '--wait']);
+    await replica.stop();
+  }, 120_000);
 });
 
 describe('HostDeployPolicy', () => {

@@ -28,6 +28,7 @@ import type { ApiObject } from '../../api/rest/types.js';
 import { EventRecorder } from '../../backing/events.js';
 import { withoutManagedFields, type ResourceEventHandler, type SharedInformer, type SharedInformerFactory } from '../../backing/shared-informers.js';
 import type { KubeClient } from '../../backing/kube-client.js';
+import type { WorkQueueObserver } from '../../observability/controller-metrics.js';
 import type { Logger } from '../../observability/logger.js';
 import { hostClaimRecord } from '../../tenancy/claim-record.js';
 import { metal3Resources, type BareMetalHost, type HostDeployPolicy, type Namespace } from '../../metal3/types.js';
@@ -45,6 +46,8 @@ import { copyOwnerLabel, wantedCopyNames } from './secret-copies.js';
 export interface BinderOptions {
   readonly storageNamespace: string;
   readonly workers?: number;
+  /** Told of the work queue's adds, depth and reconciles (metrics). */
+  readonly queueObserver?: WorkQueueObserver;
 }
 
 const orphanPrefix = 'orphan:';
@@ -89,7 +92,8 @@ export class Binder {
 
   /** Runs until the signal aborts (leadership lost or shutdown). */
   async run(signal: AbortSignal): Promise<void> {
-    const queue = new WorkQueue((key) => this.reconcile(key), { workers: this.options.workers ?? defaultWorkers }, (key, error) => {
+    const { workers = defaultWorkers, queueObserver } = this.options;
+    const queue = new WorkQueue((key) => this.reconcile(key), { workers, ...(queueObserver === undefined ? {} : { observer: queueObserver }) }, (key, error) => {
       this.logger.warn({ err: error, key }, 'binder: reconcile failed; retrying');
     });
     const { informers, choice, removeHandlers } = this.register(queue);

@@ -349,4 +349,33 @@ describe('WorkQueue', () => {
     });
     await queue.stop();
   });
+
+  it('tells its observer of each key queued, the depth, and how each reconcile ended', async () => {
+    const seen = { added: 0, depths: [] as number[], reconciled: [] as string[] };
+    const h = new Harness({
+      workers: 1,
+      observer: { added: () => (seen.added += 1), depth: (keys) => seen.depths.push(keys), reconciled: (outcome) => seen.reconciled.push(outcome) },
+    });
+    const busy = h.gate('busy');
+    h.behaviour = (key, call) => {
+      if (key === 'busy') return h.waitGate(key).then(() => undefined);
+      if (key === 'fails' && call === 0) return Promise.reject(new Error('no'));
+      return Promise.resolve(key === 'later' ? { requeueAfterMs: 60_000 } : undefined);
+    };
+    h.queue.add('busy');
+    h.queue.add('fails');
+    h.queue.add('fails');
+    h.queue.add('later');
+    await settle();
+    // A key already queued is not added again; two wait behind the busy one.
+    expect([seen.added, seen.depths.at(-1)]).toEqual([3, 2]);
+    busy.resolve();
+    await settle();
+    expect(seen.reconciled).toEqual(['success', 'error', 'requeue_after']);
+    expect(seen.depths.at(-1)).toBe(0);
+    // The failed key comes back after its backoff: queued again, then a success.
+    await vi.advanceTimersByTimeAsync(1000);
+    expect([seen.added, seen.reconciled.at(-1)]).toEqual([4, 'success']);
+    await h.queue.stop();
+  });
 });

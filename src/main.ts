@@ -226,7 +226,13 @@ function startBinder(client: KubeClient, informers: SharedInformerFactory, confi
       onStartedLeading: (signal) => {
         logger.info({ identity }, 'binder: became leader');
         leadership.leading(true);
-        signal.addEventListener('abort', () => leadership.leading(false), { once: true });
+        signal.addEventListener(
+          'abort',
+          () => {
+            leadership.leading(false);
+          },
+          { once: true },
+        );
         binder.run(signal).catch((error: unknown) => {
           logger.error({ err: error }, 'binder: stopped with an error');
         });

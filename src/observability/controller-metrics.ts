@@ -47,7 +47,11 @@ export class ControllerMetrics {
   /** A leader election by `lease` name; returns what to call when this replica starts and stops leading. */
   leaderElection(lease: string): { leading(isLeader: boolean): void } {
     this.leaderStatus.set({ name: lease }, 0);
-    return { leading: (isLeader) => this.leaderStatus.set({ name: lease }, isLeader ? 1 : 0) };
+    return {
+      leading: (isLeader) => {
+        this.leaderStatus.set({ name: lease }, isLeader ? 1 : 0);
+      },
+    };
   }
 
   /** The observer of the work queue of the controller `name`. */
@@ -59,8 +63,12 @@ export class ControllerMetrics {
     for (const result of outcomes) this.reconciles.inc({ controller: name, result }, 0);
     this.reconcileTime.zero({ controller: name });
     return {
-      added: () => this.adds.inc({ name }),
-      depth: (keys) => this.queueDepth.set({ name }, keys),
+      added: () => {
+        this.adds.inc({ name });
+      },
+      depth: (keys) => {
+        this.queueDepth.set({ name }, keys);
+      },
       reconciled: (result, seconds) => {
         this.reconciles.inc({ controller: name, result });
         this.reconcileTime.observe({ controller: name }, seconds);

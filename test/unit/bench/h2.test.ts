@@ -20,13 +20,22 @@ async function holdingServer(): Promise<{ origin: string; close: () => Promise<v
     close: () =>
       new Promise((resolve) => {
         for (const stream of streams) stream.close();
-        server.close(() => resolve());
+        server.close(() => {
+          resolve();
+        });
       }),
   };
 }
 
 const within = <T>(promise: Promise<T>, ms: number): Promise<T | 'timeout'> =>
-  Promise.race([promise, new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), ms))]);
+  Promise.race([
+    promise,
+    new Promise<'timeout'>((resolve) => {
+      setTimeout(() => {
+        resolve('timeout');
+      }, ms);
+    }),
+  ]);
 
 describe('H2Client watches', () => {
   const cleanups: (() => Promise<void> | void)[] = [];
@@ -37,7 +46,12 @@ describe('H2Client watches', () => {
   it('opens a watch on the session with a free stream, not the next in turn, once one closed', async () => {
     const server = await holdingServer();
     const client = new H2Client(server.origin, { ca: '', cert: '', key: '' }, 2);
-    cleanups.push(() => server.close(), () => client.close());
+    cleanups.push(
+      () => server.close(),
+      () => {
+        client.close();
+      },
+    );
     // Four watches fill both sessions (two streams each).
     const watches = Array.from({ length: 4 }, () => client.watch('/w', () => undefined));
     expect((await Promise.all(watches.map((w) => w.established))).map((a) => a.status)).toEqual([200, 200, 200, 200]);

@@ -1,6 +1,7 @@
 /**
- * Verification of a TLS client certificate against one specific CA pool. Node's `socket.authorized` is computed against the union of every CA
- * the server accepts, so it cannot tell a front-proxy certificate from a
+ * Verification of a TLS client certificate against one specific CA pool.
+ * Node's `socket.authorized` is computed against the union of every CA the
+ * server accepts, so it cannot tell a front-proxy certificate from a
  * cluster client certificate; and on resumed TLS 1.3 sessions it can be true
  * with no certificate at all (nodejs/node#35317). We therefore verify here.
  *
@@ -52,8 +53,7 @@ function internedCertificate(cert: X509Certificate): X509Certificate {
  * their validity windows and that the leaf may be used for client
  * authentication.
  */
-export function verifyClientCertificate(leaf: X509Certificate | undefined, roots: readonly X509Certificate[], now = new Date()): VerifyResult {
-  if (leaf === undefined) return { ok: false, error: 'no client certificate' };
+export function verifyClientCertificate(leaf: X509Certificate, roots: readonly X509Certificate[], now = new Date()): VerifyResult {
   if (!allowsClientAuth(leaf)) return { ok: false, error: 'certificate is not valid for client authentication' };
   if (!withinValidity(leaf, now)) return { ok: false, error: 'certificate has expired or is not yet valid' };
   const root = roots.find((r) => issuedBy(leaf, r));

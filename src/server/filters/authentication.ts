@@ -7,8 +7,8 @@
  * renegotiation is refused (tls-context.ts), so the peer certificate cannot
  * change while the connection lives, and a resumed session arrives on a new
  * connection whose certificate is read and verified afresh. The certificate
- * is verified on every request; what that costs is memoized by the certificate, across
- * connections (auth/x509-chain.ts).
+ * is verified on every request; what that costs is memoized by the
+ * certificate, across connections (auth/x509-chain.ts).
  */
 import type { X509Certificate } from 'node:crypto';
 import type { Socket } from 'node:net';

@@ -84,12 +84,12 @@ async function main(): Promise<void> {
   const informers = sharedInformers(client, logger);
   const tokenKey = continueTokenKey(client, config, logger);
   health.addReadiness({ name: 'continue-token-key', check: () => (tokenKey.loaded() ? undefined : 'not loaded') });
-  const hostClaims = hostClaimStore(client, informers, new ContinueTokens(tokenKey.key), config, logger);
+  const hostClaims = hostClaimStore(client, informers, new ContinueTokens(tokenKey.key), config, logger, metrics);
   health.addReadiness({ name: 'hostclaim-storage', check: () => (hostClaims.hasSynced() ? undefined : 'not synced') });
   const backend = backendProbe(client, hostClaims, informers, logger);
   health.addReadiness({ name: 'kube-apiserver', check: () => backend.failure() });
   void startStorage(client, schemaSource, hostClaims, logger);
-  const hardwareData = hardwareDataStore(client, informers, hostClaims, new HardwareDataTokens(tokenKey.key), schemaSource, logger);
+  const hardwareData = hardwareDataStore(client, informers, hostClaims, new HardwareDataTokens(tokenKey.key), schemaSource, logger, metrics);
   hardwareData.feed.start();
   // Its first lists, not baremetal-operator's CRDs: without them HardwareData syncs empty. Until then its reads are 429s.
   health.addReadiness({ name: 'hardwaredata-storage', check: () => (hardwareData.feed.hub.hasSynced() ? undefined : 'not synced') });
@@ -186,9 +186,9 @@ function backendProbe(client: KubeClient, hostClaims: RecordStore, informers: Sh
   return probe;
 }
 
-function hostClaimStore(client: KubeClient, informers: SharedInformerFactory, tokens: ContinueTokens, config: ServerConfig, logger: Logger): RecordStore {
+function hostClaimStore(client: KubeClient, informers: SharedInformerFactory, tokens: ContinueTokens, config: ServerConfig, logger: Logger, metrics: ApiServerMetrics): RecordStore {
   const gr = { group: tenancyV1alpha1.group, resource: hostClaimResource.plural };
-  return new RecordStore(client, informers, hostClaimStorageMapping(config.storageNamespace), hostClaimRecord.plural, gr, watchHub(gr, logger), tokens, metal3Resources.namespaces);
+  return new RecordStore(client, informers, hostClaimStorageMapping(config.storageNamespace), hostClaimRecord.plural, gr, watchHub(gr, logger), tokens, metal3Resources.namespaces, metrics.consistentReads.forResource);
 }
 
 /** The continue-token key every replica shares, loaded (or created) in the background, retrying until it is. */
@@ -256,7 +256,7 @@ function watchHub(resource: GroupResource, logger: Logger): WatchHub {
 }
 
 /** HardwareData, projected from BareMetalHosts. */
-function hardwareDataStore(client: KubeClient, informers: SharedInformerFactory, hostClaims: RecordStore, tokens: HardwareDataTokens, source: SchemaSource, logger: Logger) {
+function hardwareDataStore(client: KubeClient, informers: SharedInformerFactory, hostClaims: RecordStore, tokens: HardwareDataTokens, source: SchemaSource, logger: Logger, metrics: ApiServerMetrics) {
   const gr = { group: tenancyV1alpha1.group, resource: hardwareDataResource.plural };
   const specSchema = source.resolvedObjectSchema('HardwareDataSpec');
   const model = new HardwareDataModel(specSchema);
@@ -267,7 +267,7 @@ function hardwareDataStore(client: KubeClient, informers: SharedInformerFactory,
       logger.warn({ err: error }, 'watch stream failed');
     },
   });
-  const feed = new HardwareDataFeed(client, informers, hub, model, hostClaims);
+  const feed = new HardwareDataFeed(client, informers, hub, model, hostClaims, metrics.consistentReads.forResource);
   return { feed, store: new HardwareDataStore(feed, gr, tokens) };
 }
 

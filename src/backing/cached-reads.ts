@@ -40,6 +40,7 @@ import type { ProbeClient, ProbeMethod } from './scope-probe.js';
 import type { SharedInformer } from './shared-informers.js';
 import type { ContinueTokens, ListIdentity, ListPosition } from './continue-token.js';
 import { ListSnapshots } from './list-snapshots.js';
+import { unobservedFences, type FenceObserver } from '../observability/consistent-read-metrics.js';
 import { backingName, bookkeeping, type StorageMapping } from './storage-mapping.js';
 
 /** The records' index by tenant namespace (the bookkeeping label). */
@@ -73,9 +74,10 @@ export class CachedReads {
     private readonly mapping: StorageMapping,
     private readonly tokens: ContinueTokens,
     probe: ProbeMethod,
+    observer: FenceObserver = unobservedFences,
   ) {
     records.addIndexer(tenantNamespaceIndex.name, tenantNamespaceIndex.fn);
-    this.fence = new ConsistentReadFence(client, records, { probe });
+    this.fence = new ConsistentReadFence(client, records, { probe, observer });
   }
 
   async get(namespace: string, name: string, resourceVersion: string | undefined): Promise<CachedGet> {

@@ -49,6 +49,7 @@
  * one probe for several namespaces costs about what one for one does.
  */
 import { revision } from '../api/rest/types.js';
+import { unobservedFences, type FenceObserver } from '../observability/consistent-read-metrics.js';
 import type { KubeObject } from './informer.js';
 import { KubeUnavailableError, kubeCallTimeoutMs } from './kube-client.js';
 import { ScopeProber, type ProbeClient, type ProbeMethod, type ProbeResult } from './scope-probe.js';
@@ -103,15 +104,17 @@ export class ConsistentReadFence {
   private readonly waitMs: number;
   private readonly probeWaitMs: number;
   private readonly prober: ScopeProber;
+  private readonly observer: FenceObserver;
 
   constructor(
     client: ProbeClient,
     private readonly cache: FencedCache,
-    options: { readonly waitMs?: number; readonly probeWaitMs?: number; readonly probe?: ProbeMethod } = {},
+    options: { readonly waitMs?: number; readonly probeWaitMs?: number; readonly probe?: ProbeMethod; readonly observer?: FenceObserver } = {},
   ) {
     this.waitMs = options.waitMs ?? defaultWaitMs;
     this.probeWaitMs = options.probeWaitMs ?? kubeCallTimeoutMs;
     this.prober = new ScopeProber(client, options.probe ?? { kind: 'metadata' });
+    this.observer = options.observer ?? unobservedFences;
   }
 
   /** Probes kube-apiserver (coalesced) and waits for the cache to agree; rejects with the probe's error. */
@@ -125,14 +128,26 @@ export class ConsistentReadFence {
   }
 
   private async fenceIn(coalescer: BatchCoalescer<ScopeProbe>, batch: ScopeBatch, member: string, signal: AbortSignal | undefined): Promise<Freshness> {
-    if (!this.cache.isHealthy()) return { fresh: false, reason: 'unhealthy' };
+    if (!this.cache.isHealthy()) return this.reported({ fresh: false, reason: 'unhealthy' });
     const probed = coalescer.run(batch.key, member, batch.maxMembers, async (members) => {
       const union = batch.scopeOf(members);
+      this.observer.probeSent();
       const probe = await this.prober.probe({ path: this.cache.resource.path, labelSelector: union.labelSelector, fieldSelector: union.fieldSelector });
       return { scope: union, probe };
     });
-    const { scope, probe } = await withinBound(probed, this.probeWaitMs);
-    return this.waitForAgreement(scope, probe, signal);
+    try {
+      const { scope, probe } = await withinBound(probed, this.probeWaitMs);
+      return this.reported(await this.waitForAgreement(scope, probe, signal));
+    } catch (error) {
+      // A client that went away ended nothing of the fence's.
+      if (signal?.aborted !== true) this.observer.fenced('error');
+      throw error;
+    }
+  }
+
+  private reported(freshness: Freshness): Freshness {
+    this.observer.fenced(freshness.fresh ? 'fresh' : freshness.reason);
+    return freshness;
   }
 
   /** How many probes were sent (for tests and metrics). */

@@ -38,6 +38,7 @@ import { backingName, bookkeeping, virtualUid, type StorageMapping } from './sto
 import type { SelectionPredicate } from '../api/rest/selection.js';
 import type { WatchHub } from '../api/rest/watch-hub.js';
 import type { DeleteOptions, Deleted, ListQuery, WritableStore, WriteQuery, Written } from '../api/rest/store.js';
+import { unobservedFences, type FenceObservers } from '../observability/consistent-read-metrics.js';
 
 /** What namespace admission reads of a Namespace. */
 interface NamespacePhase extends KubeObject {
@@ -61,6 +62,7 @@ export class RecordStore implements WritableStore {
     private readonly continueTokens: ContinueTokens,
     /** The namespaces' shared cache, which admission reads first (admitNamespace). */
     private readonly namespaces: BackingResource,
+    private readonly fenceObservers: FenceObservers = () => unobservedFences,
   ) {
     this.collectionPath = `/apis/${mapping.backing.group}/${mapping.backing.version}/namespaces/${mapping.storageNamespace}/${backingPlural}`;
   }
@@ -101,7 +103,7 @@ export class RecordStore implements WritableStore {
         hub.progress(resourceVersion);
       },
     });
-    this.cachedReads = new CachedReads(this.client, records, hub, mapping, this.continueTokens, this.probe);
+    this.cachedReads = new CachedReads(this.client, records, hub, mapping, this.continueTokens, this.probe, this.fenceObservers(this.collectionPath));
   }
 
   stop(): void {

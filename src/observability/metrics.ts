@@ -3,6 +3,7 @@
  * existing apiserver dashboards and alerts work for this server too.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { ConsistentReadMetrics } from './consistent-read-metrics.js';
 import { ControllerMetrics } from './controller-metrics.js';
 import { registerEventLoopBusyMetric } from './event-loop.js';
 import { registerIdleHeapRelease } from './idle-heap-release.js';
@@ -61,6 +62,8 @@ export class ApiServerMetrics {
   });
   /** The binder's leader election, work queue and reconciles. */
   readonly controllers = new ControllerMetrics(this.registry);
+  /** The probes and fences of consistent reads from the shared caches. */
+  readonly consistentReads = new ConsistentReadMetrics(this.registry);
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });

@@ -118,6 +118,26 @@ describe('a write through one replica is visible to the next read through anothe
     }
   }, 600_000);
 
+  it("counts each of those reads' fence and probe on the replica: answered from memory, not by falling back to kube-apiserver", async () => {
+    const records = 'hostclaimrecords.infra.tenancy.metal3.io';
+    const fresh = `hostclaim_apiserver_consistent_read_fences_total{resource="${records}",result="fresh"}`;
+    const probes = `hostclaim_apiserver_consistent_read_probes_total{resource="${records}"}`;
+    const sampleB = async (series: string): Promise<number> => {
+      const response = await replicaB.direct(admin, { path: '/metrics' });
+      expectStatus(response, 200);
+      const line = response.body.split('\n').find((l) => l.startsWith(`${series} `));
+      if (line === undefined) throw new Error(`replica B exports no ${series}`);
+      return Number(line.slice(series.length + 1));
+    };
+    const created = await write('POST', 'counted', claim('counted', {}));
+    const before = [await sampleB(fresh), await sampleB(probes)];
+    const reads = 5;
+    for (let i = 0; i < reads; i++) expect((await readB<Claim>(tenant, `${COLLECTION}/counted`)).metadata.resourceVersion).toBe(created.metadata.resourceVersion);
+    // One after another, each GET has a probe of its own (none was in flight when it arrived), and each was answered from the cache.
+    expect([(await sampleB(fresh)) - (before[0] ?? 0), (await sampleB(probes)) - (before[1] ?? 0)]).toEqual([reads, reads]);
+    await write('DELETE', 'counted');
+  });
+
   it('LIST: namespace, label selector, one name and all namespaces, after create, update and delete', async () => {
     for (let i = 0; i < ITERATIONS; i++) {
       const name = `list-${i}`;

@@ -42,6 +42,7 @@ import { InputMerge } from './input-merge.js';
 import { hostKey, type HardwareDataModel, type TenantContext } from './model.js';
 import { readObject, type ObjectInputs, type ScopedRead } from './object-read.js';
 import { claimNamespacesOf, type ClaimNamespaces } from './projection.js';
+import { unobservedFences, type FenceObservers } from '../../observability/consistent-read-metrics.js';
 
 /** Where the HostClaims come from: their hub, fed by the shared cache of their records. */
 export interface ClaimSource {
@@ -82,6 +83,7 @@ export class HardwareDataFeed {
     readonly hub: WatchHub,
     readonly model: HardwareDataModel,
     private readonly claims: ClaimSource,
+    private readonly fenceObservers: FenceObservers = () => unobservedFences,
   ) {
     this.merge = new InputMerge({
       position: (rv) => positionAfter(rv, revision(hub.currentResourceVersion())),
@@ -248,7 +250,10 @@ export class HardwareDataFeed {
 
   /** The input's fence (one per input: probes of a scope are coalesced across requests). */
   private fence(input: Input, cache: InputCache, scope: ProbeScope): Promise<Freshness> {
-    this.fences[input] ??= new ConsistentReadFence(this.client, cache, { probe: input === 'claims' ? this.claims.probe : { kind: 'metadata' } });
+    this.fences[input] ??= new ConsistentReadFence(this.client, cache, {
+      probe: input === 'claims' ? this.claims.probe : { kind: 'metadata' },
+      observer: this.fenceObservers(cache.resource.path),
+    });
     return this.fences[input].fence(scope).catch((error: unknown) => {
       throw dependencyFailure(error, 'storage') ?? error;
     });

@@ -3,6 +3,7 @@ import type { CollectionVersions } from '../../../src/backing/metadata-protobuf.
 import { agrees, BatchCoalescer, ConsistentReadFence, type FencedCache, type ProbeScope } from '../../../src/backing/consistent-read.js';
 import type { KubeObject } from '../../../src/backing/informer.js';
 import type { Representation } from '../../../src/backing/kube-client.js';
+import type { FenceObserver } from '../../../src/observability/consistent-read-metrics.js';
 
 function object(name: string, resourceVersion: string): KubeObject {
   return { metadata: { namespace: 'ns', name, resourceVersion } };
@@ -50,16 +51,16 @@ const everything = (cache: FakeCache): ProbeScope => ({ key: 'all', cached: () =
 
 /** A kube client whose metadata LISTs are answered by the test, one by one. */
 class ProbeClient {
-  readonly requests: { path: string; query: unknown; representation: Representation; answer: (items: KubeObject[], rv: string) => void }[] = [];
+  readonly requests: { path: string; query: unknown; representation: Representation; answer: (items: KubeObject[], rv: string) => void; fail: (error: Error) => void }[] = [];
 
   list<T>(path: string, query: unknown, representation: Representation): Promise<T> {
-    return new Promise((resolve) => {
-      this.requests.push({ path, query, representation, answer: (items, rv) => { resolve({ metadata: { resourceVersion: rv }, items } as T); } });
+    return new Promise((resolve, reject) => {
+      this.requests.push({ path, query, representation, answer: (items, rv) => { resolve({ metadata: { resourceVersion: rv }, items } as T); }, fail: reject });
     });
   }
 
   listVersions(path: string, query: unknown): Promise<CollectionVersions> {
-    return new Promise((resolve) => {
+    return new Promise((resolve, reject) => {
       this.requests.push({
         path,
         query,
@@ -67,9 +68,24 @@ class ProbeClient {
         answer: (items, rv) => {
           resolve({ resourceVersion: rv, items: items.map(({ metadata }) => ({ namespace: metadata.namespace ?? '', name: metadata.name ?? '', resourceVersion: metadata.resourceVersion ?? '' })) });
         },
+        fail: reject,
       });
     });
   }
+}
+
+/** An observer that writes down what a fence reports. */
+function recordingObserver(): FenceObserver & { readonly reports: string[] } {
+  const reports: string[] = [];
+  return {
+    reports,
+    probeSent: () => {
+      reports.push('probe');
+    },
+    fenced: (result) => {
+      reports.push(result);
+    },
+  };
 }
 
 const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));
@@ -232,6 +248,47 @@ describe('ConsistentReadFence', () => {
     await settle();
     expect(outcomes.slice(3).sort()).toEqual(['other scope 13', 'r4 12']);
     expect(fence.probesSent()).toBe(4);
+  });
+
+  it('reports each probe it sends and how each fence ended, not a fence whose client went away', async () => {
+    const cache = new FakeCache();
+    const client = new ProbeClient();
+    const observer = recordingObserver();
+    const fence = new ConsistentReadFence(client, cache, { waitMs: 20, observer });
+    const tally = (): Record<string, number> => {
+      const counts: Record<string, number> = {};
+      for (const report of observer.reports) counts[report] = (counts[report] ?? 0) + 1;
+      return counts;
+    };
+    // r1 gets the first probe; r2 and r3, arriving while it is in flight, share the second.
+    const reads = [fence.fence(everything(cache))];
+    await settle();
+    reads.push(fence.fence(everything(cache)), fence.fence(everything(cache)));
+    client.requests[0]?.answer([], '10');
+    await settle();
+    client.requests[1]?.answer([], '11');
+    await Promise.all(reads);
+    expect(tally()).toEqual({ probe: 2, fresh: 3 });
+
+    observer.reports.length = 0;
+    const lagging = fence.fence(everything(cache));
+    await settle();
+    client.requests[2]?.answer([object('a', '9')], '10');
+    expect(await lagging).toEqual({ fresh: false, reason: 'timeout' });
+    const failing = fence.fence(everything(cache)).catch((error: unknown) => error);
+    await settle();
+    client.requests[3]?.fail(new Error('connection refused'));
+    expect(await failing).toEqual(new Error('connection refused'));
+    const clientGone = new AbortController();
+    const abandoned = fence.fence(everything(cache), clientGone.signal).catch((error: unknown) => error);
+    await settle();
+    client.requests[4]?.answer([object('a', '9')], '10');
+    await settle();
+    clientGone.abort(new Error('client went away'));
+    expect(await abandoned).toEqual(new Error('client went away'));
+    cache.healthy = false;
+    await fence.fence(everything(cache));
+    expect(observer.reports).toEqual(['probe', 'timeout', 'probe', 'error', 'probe', 'unhealthy']);
   });
 });
 

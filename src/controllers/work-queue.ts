@@ -19,7 +19,8 @@ export type ReconcileResult = { readonly requeueAfterMs?: number } | undefined;
 
 export class WorkQueue {
   private readonly queue: string[] = [];
-  private readonly queued = new Set<string>();
+  /** Each queued key, with when it was queued (performance.now()). */
+  private readonly queued = new Map<string, number>();
   private readonly processing = new Set<string>();
   private readonly dirtyWhileProcessing = new Set<string>();
   private readonly failures = new Map<string, number>();
@@ -42,7 +43,7 @@ export class WorkQueue {
       return;
     }
     if (this.queued.has(key)) return;
-    this.queued.add(key);
+    this.queued.set(key, performance.now());
     this.queue.push(key);
     this.options.observer?.added();
     this.pump();
@@ -90,17 +91,19 @@ export class WorkQueue {
     while (this.started && !this.stopped && this.running < this.options.workers && this.queue.length > 0) {
       const key = this.queue.shift();
       if (key === undefined) break;
+      const waitedMs = performance.now() - (this.queued.get(key) ?? performance.now());
       this.queued.delete(key);
       this.processing.add(key);
       this.running++;
-      void this.process(key);
+      void this.process(key, waitedMs / 1000);
     }
     this.options.observer?.depth(this.queue.length);
   }
 
-  private async process(key: string): Promise<void> {
+  private async process(key: string, waitedSeconds: number): Promise<void> {
     const started = performance.now();
-    const reconciled = (outcome: ReconcileOutcome): void => this.options.observer?.reconciled(outcome, (performance.now() - started) / 1000);
+    const work = this.options.observer?.started(waitedSeconds);
+    const reconciled = (outcome: ReconcileOutcome): void => work?.finished(outcome, (performance.now() - started) / 1000);
     try {
       const result = await this.reconcile(key);
       this.failures.delete(key);

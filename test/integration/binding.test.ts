@@ -228,10 +228,13 @@ describe("the binder's metrics", () => {
     expect(sum(await reconciles(env.serverUrl))).toBeGreaterThan(leaderBefore);
     expect(await sample(env.serverUrl, `workqueue_adds_total{name="${binder}"}`)).toBeGreaterThan(addsBefore);
     expect(await sample(env.serverUrl, `controller_runtime_reconcile_time_seconds_count{controller="${binder}"}`)).toBeGreaterThan(0);
+    expect(await sample(env.serverUrl, `workqueue_queue_duration_seconds_count{name="${binder}"}`)).toBeGreaterThan(0);
+    expect(await sample(env.serverUrl, `workqueue_work_duration_seconds_count{name="${binder}"}`)).toBeGreaterThan(0);
     // The other replica serves the API but does not bind: its series exist, at 0.
     expect(await sample(follower, `leader_election_master_status{name="${binder}"}`)).toBe(0);
     expect(await reconciles(follower)).toEqual([0, 0, 0]);
     expect(await sample(follower, `workqueue_depth{name="${binder}"}`)).toBe(0);
+    expect(await sample(follower, `workqueue_longest_running_processor_seconds{name="${binder}"}`)).toBe(0);
 
     await ok('tenant-b', ['-n', 'tenant-b', 'delete', 'hostclaims.tenancy.metal3.io', 'counted', '--wait']);
     await replica.stop();

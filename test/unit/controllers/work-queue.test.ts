@@ -350,11 +350,18 @@ describe('WorkQueue', () => {
     await queue.stop();
   });
 
-  it('tells its observer of each key queued, the depth, and how each reconcile ended', async () => {
-    const seen = { added: 0, depths: [] as number[], reconciled: [] as string[] };
+  it('tells its observer of each key queued, the depth, how long each waited and how each reconcile ended', async () => {
+    const seen = { added: 0, depths: [] as number[], waited: [] as number[], reconciled: [] as string[] };
     const h = new Harness({
       workers: 1,
-      observer: { added: () => (seen.added += 1), depth: (keys) => seen.depths.push(keys), reconciled: (outcome) => seen.reconciled.push(outcome) },
+      observer: {
+        added: () => (seen.added += 1),
+        depth: (keys) => seen.depths.push(keys),
+        started: (waitedSeconds) => {
+          seen.waited.push(waitedSeconds);
+          return { finished: (outcome) => seen.reconciled.push(outcome) };
+        },
+      },
     });
     const busy = h.gate('busy');
     h.behaviour = (key, call) => {
@@ -369,10 +376,13 @@ describe('WorkQueue', () => {
     await settle();
     // A key already queued is not added again; two wait behind the busy one.
     expect([seen.added, seen.depths.at(-1)]).toEqual([3, 2]);
+    await vi.advanceTimersByTimeAsync(250);
     busy.resolve();
     await settle();
     expect(seen.reconciled).toEqual(['success', 'error', 'requeue_after']);
     expect(seen.depths.at(-1)).toBe(0);
+    // The busy key was taken at once; the two behind it waited while it ran.
+    expect(seen.waited.map((seconds) => Math.round(seconds * 1000))).toEqual([0, 250, 250]);
     // The failed key comes back after its backoff: queued again, then a success.
     await vi.advanceTimersByTimeAsync(1000);
     expect([seen.added, seen.reconciled.at(-1)]).toEqual([4, 'success']);

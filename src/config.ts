@@ -1,10 +1,14 @@
 /** Command-line flags, named like k8s.io/apiserver's so operators recognise them. */
+import { isIP } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { parseArgs } from 'node:util';
 import { parseGoDuration } from './api/go-duration.js';
 
 export interface ServerConfig {
   readonly securePort: number;
   readonly bindAddress: string;
+  /** The address peer replicas reach this one at (kube-apiserver's --advertise-address); undefined: none found. */
+  readonly advertiseAddress: string | undefined;
   readonly tlsCertFile: string | undefined;
   readonly tlsPrivateKeyFile: string | undefined;
   /** Undefined: in-cluster service account. */
@@ -33,6 +37,7 @@ export function parseConfig(argv: readonly string[]): ServerConfig {
     options: {
       'secure-port': { type: 'string', default: '8443' },
       'bind-address': { type: 'string', default: '0.0.0.0' },
+      'advertise-address': { type: 'string' },
       'tls-cert-file': { type: 'string' },
       'tls-private-key-file': { type: 'string' },
       kubeconfig: { type: 'string' },
@@ -54,6 +59,7 @@ export function parseConfig(argv: readonly string[]): ServerConfig {
   return {
     securePort: positiveInteger('secure-port', values['secure-port']),
     bindAddress: values['bind-address'],
+    advertiseAddress: advertiseAddress(values['advertise-address'], values['bind-address']),
     tlsCertFile: certFile,
     tlsPrivateKeyFile: keyFile,
     kubeconfig: values.kubeconfig,
@@ -82,6 +88,21 @@ function enabledControllers(list: string): ReadonlySet<ControllerName> {
     }
   }
   return new Set(controllerNames.filter((name) => items.includes(name) || (items.includes('*') && !items.includes(`-${name}`))));
+}
+
+/**
+ * As kube-apiserver's flag: given, it must be an IP address; unset, the
+ * bind address when that is a specific one, else this host's first
+ * non-loopback IPv4 address (in a pod, its pod IP).
+ */
+function advertiseAddress(flag: string | undefined, bindAddress: string): string | undefined {
+  if (flag !== undefined) {
+    if (isIP(flag) === 0) throw new Error(`--advertise-address must be an IP address, got "${flag}"`);
+    return flag;
+  }
+  if (bindAddress !== '0.0.0.0' && bindAddress !== '::') return bindAddress;
+  const addresses = Object.values(networkInterfaces()).flatMap((entries) => entries ?? []);
+  return addresses.find((entry) => entry.family === 'IPv4' && !entry.internal)?.address;
 }
 
 /** A Go duration, as kube's duration flags take (e.g. `1m0s`), in milliseconds. */

@@ -50,6 +50,10 @@ import { hardwareDataStrategy } from './resources/hardwaredata/strategy.js';
 import { LeaderElector } from './backing/leader-election.js';
 import { Binder } from './controllers/binder/binder.js';
 import { useSmallBufferPool } from './observability/buffer-pool.js';
+import { ReplicaMembership } from './backing/replica-membership.js';
+import { PeerClient } from './backing/peer-client.js';
+import { ReplicaWatermarks, type ReplicaConsistency, type WriteAcknowledgement } from './backing/replica-watermarks.js';
+import { replicaPeersRouter } from './server/replica-peers.js';
 
 async function main(): Promise<void> {
   useSmallBufferPool();
@@ -70,7 +74,9 @@ async function main(): Promise<void> {
 
   const certificate = await servingCertificate(config, logger);
   const tls = new TlsContextSwitch(certificate.pair, authConfig.current());
+  let servingCertificatePem = certificate.pair.certPem;
   certificate.reloader?.setListener((pair) => {
+    servingCertificatePem = pair.certPem;
     tls.updateServingCertificate(pair);
     logger.info('serving certificate reloaded');
   });
@@ -84,7 +90,17 @@ async function main(): Promise<void> {
   const informers = sharedInformers(client, logger);
   const tokenKey = continueTokenKey(client, config, logger);
   health.addReadiness({ name: 'continue-token-key', check: () => (tokenKey.loaded() ? undefined : 'not loaded') });
-  const hostClaims = hostClaimStore(client, informers, new ContinueTokens(tokenKey.key), config, logger, metrics);
+  // Which replicas serve, and the watermarks that let the records' consistent reads skip kube-apiserver.
+  const membership = new ReplicaMembership(client, informers, { namespace: config.storageNamespace, url: peerUrl(config), onError: rateLimitedWarning(logger, 'replica membership Lease') });
+  const peers = new PeerClient(() => servingCertificatePem, () => client.credentials());
+  const watermarks = new ReplicaWatermarks(membership, () => hostClaims.newestRecordRevision(), peers.ask, () => hostClaims.currentRevision(), {
+    onPeerError: (peer, error) => {
+      rateLimitedWarning(logger, `asking peer ${peer.identity} at ${peer.url ?? '(no address)'}; consistent reads probe kube-apiserver meanwhile`)(error);
+    },
+    onError: rateLimitedWarning(logger, "kube-apiserver's current revision of the records"),
+  });
+  health.addReadiness({ name: 'replica-membership', check: () => (watermarks.isRegistered() ? undefined : 'not yet known to every peer') });
+  const hostClaims = hostClaimStore(client, informers, new ContinueTokens(tokenKey.key), config, logger, metrics, watermarks);
   health.addReadiness({ name: 'hostclaim-storage', check: () => (hostClaims.hasSynced() ? undefined : 'not synced') });
   const backend = backendProbe(client, hostClaims, informers, logger);
   health.addReadiness({ name: 'kube-apiserver', check: () => backend.failure() });
@@ -94,7 +110,7 @@ async function main(): Promise<void> {
   // Its first lists, not baremetal-operator's CRDs: without them HardwareData syncs empty. Until then its reads are 429s.
   health.addReadiness({ name: 'hardwaredata-storage', check: () => (hardwareData.feed.hub.hasSynced() ? undefined : 'not synced') });
 
-  const binder = config.controllers.has('binder') ? startBinder(client, informers, config, logger, metrics) : undefined;
+  const binder = config.controllers.has('binder') ? startBinder(client, informers, config, logger, metrics, watermarks) : undefined;
 
   let shuttingDown = false;
   health.addReadiness({ name: 'shutdown', check: () => (shuttingDown ? 'shutting down' : undefined) });
@@ -117,6 +133,7 @@ async function main(): Promise<void> {
       health.router(),
       versionRouter(),
       metricsRouter(metrics),
+      replicaPeersRouter(watermarks),
       discoveryRouter(tenancyV1alpha1),
       openAPIRouter(tenancyV1alpha1, schemaSource),
       restRouter(tenancyV1alpha1, [
@@ -128,6 +145,9 @@ async function main(): Promise<void> {
   const server = new HttpsServer(app, tls);
   const address = await server.listen(config.securePort, config.bindAddress);
   logger.info({ address: address.address, port: address.port }, 'serving securely');
+  // Once this process holds the port: a Lease naming its URL is a predecessor's.
+  membership.start();
+  watermarks.start();
 
   const stop = async (signal: string): Promise<void> => {
     if (shuttingDown) return;
@@ -138,6 +158,10 @@ async function main(): Promise<void> {
     hardwareData.feed.hub.stop();
     await binder?.stop();
     await server.shutdown(config.shutdownTimeoutSeconds * 1000);
+    // After the last write was answered: peers stop asking and fence once.
+    watermarks.stop();
+    await membership.stop();
+    peers.close();
     hardwareData.feed.stop();
     hostClaims.stop();
     readAccess.stop();
@@ -186,9 +210,27 @@ function backendProbe(client: KubeClient, hostClaims: RecordStore, informers: Sh
   return probe;
 }
 
-function hostClaimStore(client: KubeClient, informers: SharedInformerFactory, tokens: ContinueTokens, config: ServerConfig, logger: Logger, metrics: ApiServerMetrics): RecordStore {
+function hostClaimStore(client: KubeClient, informers: SharedInformerFactory, tokens: ContinueTokens, config: ServerConfig, logger: Logger, metrics: ApiServerMetrics, replicas: ReplicaConsistency): RecordStore {
   const gr = { group: tenancyV1alpha1.group, resource: hostClaimResource.plural };
-  return new RecordStore(client, informers, hostClaimStorageMapping(config.storageNamespace), hostClaimRecord.plural, gr, watchHub(gr, logger), tokens, metal3Resources.namespaces, metrics.consistentReads.forResource);
+  return new RecordStore(client, informers, hostClaimStorageMapping(config.storageNamespace), hostClaimRecord.plural, gr, watchHub(gr, logger), tokens, metal3Resources.namespaces, metrics.consistentReads.forResource, replicas);
+}
+
+/** Where peers reach this replica: its advertised address on the secure port. */
+function peerUrl(config: ServerConfig): string | undefined {
+  const address = config.advertiseAddress;
+  if (address === undefined) return undefined;
+  return `https://${address.includes(':') ? `[${address}]` : address}:${config.securePort}`;
+}
+
+/** A warning logged at most once a minute per subject. */
+function rateLimitedWarning(logger: Logger, subject: string): (error: unknown) => void {
+  let last = -Infinity;
+  return (error) => {
+    const now = Date.now();
+    if (now - last < 60_000) return;
+    last = now;
+    logger.warn({ err: error }, `${subject}: failed`);
+  };
 }
 
 /** The continue-token key every replica shares, loaded (or created) in the background, retrying until it is. */
@@ -213,10 +255,10 @@ function continueTokenKey(client: KubeClient, config: ServerConfig, logger: Logg
  * Every replica serves the API; only the one holding the Lease binds. A
  * replica shutting down releases the Lease so another takes over at once.
  */
-function startBinder(client: KubeClient, informers: SharedInformerFactory, config: ServerConfig, logger: Logger, metrics: ApiServerMetrics): LeaderElector {
+function startBinder(client: KubeClient, informers: SharedInformerFactory, config: ServerConfig, logger: Logger, metrics: ApiServerMetrics, acknowledgement: WriteAcknowledgement): LeaderElector {
   const identity = `${hostname()}_${randomUUID()}`;
   const lease = 'hostclaim-binder';
-  const binder = new Binder(client, informers, { storageNamespace: config.storageNamespace, queueObserver: metrics.controllers.workQueue(lease) }, logger);
+  const binder = new Binder(client, informers, { storageNamespace: config.storageNamespace, queueObserver: metrics.controllers.workQueue(lease), acknowledgement }, logger);
   const leadership = metrics.controllers.leaderElection(lease);
   binder.warmCaches();
   const elector = new LeaderElector(

@@ -42,6 +42,7 @@ import type { ContinueTokens, ListIdentity, ListPosition } from './continue-toke
 import { ListSnapshots } from './list-snapshots.js';
 import { unobservedFences, type FenceObserver } from '../observability/consistent-read-metrics.js';
 import { backingName, bookkeeping, type StorageMapping } from './storage-mapping.js';
+import { standaloneReplica, type FreshnessTargets } from './replica-watermarks.js';
 
 /** The records' index by tenant namespace (the bookkeeping label). */
 export const tenantNamespaceIndex = {
@@ -75,6 +76,8 @@ export class CachedReads {
     private readonly tokens: ContinueTokens,
     probe: ProbeMethod,
     observer: FenceObserver = unobservedFences,
+    /** Replica watermarks, when they can vouch for the cache without a probe. */
+    private readonly targets: FreshnessTargets = standaloneReplica,
   ) {
     records.addIndexer(tenantNamespaceIndex.name, tenantNamespaceIndex.fn);
     this.fence = new ConsistentReadFence(client, records, { probe, observer });
@@ -181,11 +184,17 @@ export class CachedReads {
     if (minimum !== undefined && minimum < 0n) return undefined;
     const current = this.hub.currentResourceVersion();
     if (minimum !== undefined && revision(current) >= minimum) return current;
-    const freshness = await fence();
+    const freshness = await this.proven(fence);
     if (!freshness.fresh) return undefined;
     // A resourceVersion beyond the cluster's: kube-apiserver's path waits for it or answers 504.
     if (minimum !== undefined && revision(freshness.resourceVersion) < minimum) return undefined;
     return freshness.resourceVersion;
+  }
+
+  /** Fresh by the replicas' watermarks when they can tell (replica-watermarks.ts), else by probing the read's scope. */
+  private async proven(probe: () => Promise<Freshness>): Promise<Freshness> {
+    const target = await this.targets.target();
+    return target === undefined ? probe() : this.fence.fenceAt(target);
   }
 
   /**

@@ -155,9 +155,28 @@ export class ConsistentReadFence {
     return this.scopes.started + this.batches.started;
   }
 
+  /**
+   * Fresh once the cache has reached `target` (a revision every write that
+   * must be seen is at or below: replica-watermarks.ts), with no probe.
+   */
+  async fenceAt(target: bigint, signal?: AbortSignal): Promise<Freshness> {
+    if (!this.cache.isHealthy()) return this.reported({ fresh: false, reason: 'unhealthy' });
+    const reached = (): string | undefined => {
+      const resourceVersion = this.cache.lastSyncResourceVersion();
+      return revision(resourceVersion) >= target ? resourceVersion : undefined;
+    };
+    return this.reported(await this.waitUntil(reached, signal));
+  }
+
   private waitForAgreement(scope: ProbeScope, probe: ProbeResult, signal: AbortSignal | undefined): Promise<Freshness> {
+    return this.waitUntil(() => (agrees(this.cache, scope, probe) ? maxRevision(probe.resourceVersion, this.cache.lastSyncResourceVersion()) : undefined), signal);
+  }
+
+  /** Waits (at most waitMs) until `freshAt` names the answer's resourceVersion, or the cache turns unhealthy. */
+  private waitUntil(freshAt: () => string | undefined, signal: AbortSignal | undefined): Promise<Freshness> {
     const check = (): Freshness | undefined => {
-      if (agrees(this.cache, scope, probe)) return { fresh: true, resourceVersion: maxRevision(probe.resourceVersion, this.cache.lastSyncResourceVersion()) };
+      const resourceVersion = freshAt();
+      if (resourceVersion !== undefined) return { fresh: true, resourceVersion };
       if (!this.cache.isHealthy()) return { fresh: false, reason: 'unhealthy' };
       return undefined;
     };

@@ -357,6 +357,11 @@ export class KubeClient {
     return this.agent;
   }
 
+  /** The identity this client presents (its CA aside): peers of this server authenticate replicas by it. */
+  credentials(): Promise<Credentials> {
+    return this.config.credentials();
+  }
+
   close(): void {
     this.agent?.destroy();
   }

@@ -25,7 +25,7 @@
 import { checkPathSegmentName, pathSegmentNameErrors } from '../api/request-info.js';
 import { goQuote } from '../api/go-strings.js';
 import { ApiError, badRequest, conflict, deleteUidMismatch, internalError, notFound, type GroupResource } from '../api/status.js';
-import { compareStorageKeys, type ApiObject, type ObjectList } from '../api/rest/types.js';
+import { compareStorageKeys, revision, type ApiObject, type ObjectList } from '../api/rest/types.js';
 import { escapeFieldValue } from '../api/field-selector.js';
 import type { ContinueTokens, ListIdentity } from './continue-token.js';
 import { CachedReads } from './cached-reads.js';
@@ -39,6 +39,7 @@ import type { SelectionPredicate } from '../api/rest/selection.js';
 import type { WatchHub } from '../api/rest/watch-hub.js';
 import type { DeleteOptions, Deleted, ListQuery, WritableStore, WriteQuery, Written } from '../api/rest/store.js';
 import { unobservedFences, type FenceObservers } from '../observability/consistent-read-metrics.js';
+import { standaloneReplica, type ReplicaConsistency } from './replica-watermarks.js';
 
 /** What namespace admission reads of a Namespace. */
 interface NamespacePhase extends KubeObject {
@@ -63,6 +64,8 @@ export class RecordStore implements WritableStore {
     /** The namespaces' shared cache, which admission reads first (admitNamespace). */
     private readonly namespaces: BackingResource,
     private readonly fenceObservers: FenceObservers = () => unobservedFences,
+    /** The replicas' watermarks: what every write acknowledges and consistent reads wait for. */
+    private readonly replicas: ReplicaConsistency = standaloneReplica,
   ) {
     this.collectionPath = `/apis/${mapping.backing.group}/${mapping.backing.version}/namespaces/${mapping.storageNamespace}/${backingPlural}`;
   }
@@ -103,7 +106,7 @@ export class RecordStore implements WritableStore {
         hub.progress(resourceVersion);
       },
     });
-    this.cachedReads = new CachedReads(this.client, records, hub, mapping, this.continueTokens, this.probe, this.fenceObservers(this.collectionPath));
+    this.cachedReads = new CachedReads(this.client, records, hub, mapping, this.continueTokens, this.probe, this.fenceObservers(this.collectionPath), this.replicas);
   }
 
   stop(): void {
@@ -112,6 +115,16 @@ export class RecordStore implements WritableStore {
 
   hasSynced(): boolean {
     return this.records?.hasSynced() ?? false;
+  }
+
+  /** The newest record revision the records cache holds (-1 before it exists): what this replica may have shown anyone. */
+  newestRecordRevision(): bigint {
+    return this.records?.newestObjectRevision() ?? -1n;
+  }
+
+  /** kube-apiserver's current revision of the records: a consistent list of at most one record's version. */
+  async currentRevision(): Promise<bigint> {
+    return revision((await this.client.listVersions(this.collectionPath, { limit: '1' })).resourceVersion);
   }
 
   private publish(type: 'ADDED' | 'MODIFIED' | 'DELETED', record: ApiObject): void {
@@ -199,7 +212,7 @@ export class RecordStore implements WritableStore {
     const name = object.metadata.name ?? '';
     const target = this.target(namespace, name);
     await this.admitNamespace(namespace, name);
-    const response = await this.backing(target, () =>
+    const response = await this.written(target, query, () =>
       this.client.call<ApiObject>('POST', this.collectionPath, {
         body: this.mapping.toBacking(object, namespace),
         query: writeParams(query),
@@ -216,7 +229,7 @@ export class RecordStore implements WritableStore {
     this.checkUid(target, object.metadata.uid, current);
     const record = this.mapping.toBacking(object, namespace, this.mapping.internalState(current));
     const path = this.recordPath(target, subresource);
-    const response = await this.backing(target, () => this.client.call<ApiObject>('PUT', path, { body: record, query: writeParams(query) }));
+    const response = await this.written(target, query, () => this.client.call<ApiObject>('PUT', path, { body: record, query: writeParams(query) }));
     return { object: this.virtualOf(response.body, target), warnings: response.warnings.map(renamer(this.mapping, target)) };
   }
 
@@ -227,7 +240,7 @@ export class RecordStore implements WritableStore {
     const record = this.mapping.toBacking({ ...configuration, metadata: { ...configuration.metadata, name } }, namespace);
     Reflect.deleteProperty(record.metadata, 'finalizers');
     const path = this.recordPath(target, subresource);
-    const response = await this.backing(target, () =>
+    const response = await this.written(target, query, () =>
       this.client
         .call<ApiObject>('PATCH', path, {
           body: record,
@@ -244,8 +257,8 @@ export class RecordStore implements WritableStore {
   async delete(namespace: string, name: string, options: DeleteOptions): Promise<Deleted> {
     const target = this.target(namespace, name);
     const preconditions = await this.backingPreconditions(target, options.preconditions);
-    const response = await this.backing(target, () =>
-      this.client.request<ApiObject>('DELETE', this.recordPath(target), {
+    const deleted = await this.written(target, options, async () => ({
+      body: await this.client.request<ApiObject>('DELETE', this.recordPath(target), {
         body: {
           apiVersion: 'v1',
           kind: 'DeleteOptions',
@@ -254,7 +267,8 @@ export class RecordStore implements WritableStore {
           ...(options.dryRun === undefined ? {} : { dryRun: options.dryRun }),
         },
       }),
-    );
+    }));
+    const response = deleted.body;
     if (response.kind === 'Status') {
       const recordUid = (response as KubeStatus).details?.uid;
       return { kind: 'gone', name, ...(recordUid === undefined ? {} : { uid: virtualUid(recordUid) }) };
@@ -361,6 +375,21 @@ export class RecordStore implements WritableStore {
     // A record whose bookkeeping does not name this (namespace, name) is a digest collision or tampering: never written over.
     if (!isVirtualTarget(object, target)) throw internalError('storage record does not match the requested object');
     return object;
+  }
+
+  /**
+   * A record write, admitted and acknowledged through the replica
+   * watermarks (replica-watermarks.ts), so that a read on any replica
+   * started after the answer sees it; a dry run writes nothing. A deletion
+   * answered with a Status names no revision: the watermark then takes
+   * kube-apiserver's current one.
+   */
+  private async written<R extends { readonly body: ApiObject }>(target: VirtualTarget, query: { readonly dryRun?: readonly string[] }, call: () => Promise<R>): Promise<R> {
+    if (query.dryRun !== undefined) return this.backing(target, call);
+    this.replicas.admit();
+    const response = await this.backing(target, call);
+    await this.replicas.acknowledged(response.body.kind === 'Status' ? undefined : response.body.metadata.resourceVersion);
+    return response;
   }
 
   private async backing<T>(target: VirtualTarget, call: () => Promise<T>): Promise<T> {

@@ -21,8 +21,9 @@ import { auditDir, readAuditedRequests, RUN_FILES, type AuditedRequest } from '.
 import { repoPath } from '../controlplane/paths.js';
 
 interface PolicyRule {
-  apiGroups: string[];
-  resources: string[];
+  apiGroups?: string[];
+  resources?: string[];
+  nonResourceURLs?: string[];
   verbs: string[];
   resourceNames?: string[];
 }
@@ -56,8 +57,8 @@ function permissions(objects: RbacObject[]): Permission[] {
     .filter((object) => object.kind === 'ClusterRole' || object.kind === 'Role')
     .flatMap((role) =>
       (role.rules ?? []).flatMap((rule) =>
-        rule.apiGroups.flatMap((apiGroup) =>
-          rule.resources.flatMap((resource) =>
+        (rule.apiGroups ?? []).flatMap((apiGroup) =>
+          (rule.resources ?? []).flatMap((resource) =>
             rule.verbs.flatMap((verb) =>
               (rule.resourceNames ?? [undefined]).map((resourceName) => ({
                 role: `${role.kind} ${role.metadata.namespace === undefined ? '' : `${role.metadata.namespace}/`}${role.metadata.name}`,
@@ -124,11 +125,20 @@ describe('permissions in deploy/base/rbac.yaml', () => {
     expect(all.filter((permission) => permission.apiGroup === 'rbac.authorization.k8s.io').map((permission) => `${permission.role} ${permission.verb} ${permission.resource}`)).toEqual(
       ['roles', 'rolebindings', 'clusterroles', 'clusterrolebindings'].flatMap((resource) => ['list', 'watch'].map((verb) => `ClusterRole hostclaim-apiserver ${verb} ${resource}`)),
     );
+    const lease = { role: 'Role hostclaim-system/hostclaim-apiserver', namespace: 'hostclaim-system', apiGroup: 'coordination.k8s.io', resource: 'leases' };
+    // The binder's Lease by name; the replicas' own Leases (replica-membership.ts) by their label, so not by name.
     expect(all.filter((permission) => permission.resource === 'leases')).toEqual([
-      { role: 'Role hostclaim-system/hostclaim-apiserver', namespace: 'hostclaim-system', apiGroup: 'coordination.k8s.io', resource: 'leases', verb: 'create' },
-      { role: 'Role hostclaim-system/hostclaim-apiserver', namespace: 'hostclaim-system', apiGroup: 'coordination.k8s.io', resource: 'leases', verb: 'get', resourceName: 'hostclaim-binder' },
-      { role: 'Role hostclaim-system/hostclaim-apiserver', namespace: 'hostclaim-system', apiGroup: 'coordination.k8s.io', resource: 'leases', verb: 'update', resourceName: 'hostclaim-binder' },
+      { ...lease, verb: 'create' },
+      { ...lease, verb: 'get', resourceName: 'hostclaim-binder' },
+      { ...lease, verb: 'update', resourceName: 'hostclaim-binder' },
+      ...['list', 'watch', 'update', 'delete'].map((verb) => ({ ...lease, verb })),
     ]);
+    // The one non-resource URL: peers' watermark rounds, which reach the server, not kube-apiserver (so no audit
+    // event shows them; replica-reads.test.ts fails if a round is refused, since its reads would then probe).
+    const nonResource = rbacObjects(await fs.readFile(RBAC_FILE, 'utf8')).flatMap((object) =>
+      (object.rules ?? []).flatMap((rule) => (rule.nonResourceURLs ?? []).map((url) => `${object.kind} ${url} ${rule.verbs.join(',')}`)),
+    );
+    expect(nonResource).toEqual(['ClusterRole /replicas/watermark get']);
   });
 
   it('never refused the server anything (in the files of this run)', () => {

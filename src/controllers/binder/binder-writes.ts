@@ -4,11 +4,14 @@
  * - every write is noted in OwnWrites, so that its echo from the shared
  *   cache does not queue the claim again;
  * - a record write refused with 409 marks the record stale, so the claim's
- *   next reconcile reads it fresh instead of from the cache that lagged.
+ *   next reconcile reads it fresh instead of from the cache that lagged;
+ * - a record write raises the replica's watermark, as an API write does
+ *   (replica-watermarks.ts).
  */
 import type { ApiObject } from '../../api/rest/types.js';
 import { isNotFound, KubeApiError, type KubeClient } from '../../backing/kube-client.js';
 import type { SharedInformer } from '../../backing/shared-informers.js';
+import type { WriteAcknowledgement } from '../../backing/replica-watermarks.js';
 import { hostKey } from '../../tenancy/selection.js';
 import { metal3Paths, type BareMetalHost } from '../../metal3/types.js';
 import type { Claim } from './claim.js';
@@ -22,6 +25,8 @@ export class BinderWrites {
     private readonly client: KubeClient,
     private readonly recordsPath: string,
     private readonly ownWrites: OwnWrites,
+    /** The replica's watermarks: a record write is acknowledged there like any API write. */
+    private readonly acknowledgement: WriteAcknowledgement,
   ) {}
 
   /**
@@ -53,8 +58,10 @@ export class BinderWrites {
   /** PUT of a record (or its status); undefined when it changed or vanished since it was read (the record's next event requeues). */
   async writeRecord(record: ApiObject, subresource: '' | '/status' = ''): Promise<ApiObject | undefined> {
     const name = record.metadata.name ?? '';
+    this.acknowledgement.admit();
     try {
       const written = await this.client.request<ApiObject>('PUT', `${this.recordPath(name)}${subresource}`, { body: record });
+      await this.acknowledgement.acknowledged(written.metadata.resourceVersion);
       this.ownWrites.wrote(name, 'record', written.metadata.resourceVersion);
       return written;
     } catch (error) {

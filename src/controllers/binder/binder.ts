@@ -35,6 +35,7 @@ import { metal3Resources, type BareMetalHost, type HostDeployPolicy, type Namesp
 import { boundRecord } from '../../tenancy/host-references.js';
 import { hostKey } from '../../tenancy/selection.js';
 import { WorkQueue, type ReconcileResult } from '../work-queue.js';
+import { standaloneReplica, type WriteAcknowledgement } from '../../backing/replica-watermarks.js';
 import { BinderWrites } from './binder-writes.js';
 import { claimOf } from './claim.js';
 import { HostChoice } from './host-choice.js';
@@ -48,6 +49,8 @@ export interface BinderOptions {
   readonly workers?: number;
   /** Told of the work queue's adds, depth and reconciles (metrics). */
   readonly queueObserver?: WorkQueueObserver;
+  /** The replica's watermarks, raised by every record write (default: none, for tests). */
+  readonly acknowledgement?: WriteAcknowledgement;
 }
 
 const orphanPrefix = 'orphan:';
@@ -87,7 +90,7 @@ export class Binder {
     this.events = new EventRecorder(client, 'hostclaim-binder', (error) => {
       logger.warn({ err: error }, 'cannot record an event');
     });
-    this.writes = new BinderWrites(client, this.recordsPath, this.ownWrites);
+    this.writes = new BinderWrites(client, this.recordsPath, this.ownWrites, options.acknowledgement ?? standaloneReplica);
   }
 
   /** Runs until the signal aborts (leadership lost or shutdown). */

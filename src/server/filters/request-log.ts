@@ -8,7 +8,8 @@ import type { Logger } from '../../observability/logger.js';
 import type { ApiServerMetrics, RequestLabels } from '../../observability/metrics.js';
 import { requestContext, type RequestContext } from '../../api/request-context.js';
 
-const quietPaths = new Set(['/healthz', '/livez', '/readyz', '/metrics']);
+// Peer replicas ask /replicas/watermark around every consistent read: counted, not logged.
+const quietPaths = new Set(['/healthz', '/livez', '/readyz', '/metrics', '/replicas/watermark']);
 /** Health endpoints and their per-check paths (/readyz/<check>). */
 const healthPath = /^\/(?:healthz|livez|readyz)(?:\/|$)/;
 const longRunningVerbs = new Set(['watch']);

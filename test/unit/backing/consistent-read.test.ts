@@ -356,3 +356,39 @@ describe('BatchCoalescer', () => {
     expect(made).toHaveLength(2);
   });
 });
+
+describe('ConsistentReadFence.fenceAt (a target from the replicas’ watermarks)', () => {
+  it('is fresh at once when the cache has reached the target, at the cache’s resourceVersion, without a probe', async () => {
+    const cache = new FakeCache();
+    cache.apply('a', '40');
+    const client = new ProbeClient();
+    const observer = recordingObserver();
+    const fence = new ConsistentReadFence(client, cache, { observer });
+    expect(await fence.fenceAt(40n)).toEqual({ fresh: true, resourceVersion: '40' });
+    expect([client.requests.length, observer.reports]).toEqual([0, ['fresh']]);
+  });
+
+  it('waits for the event that brings the cache to the target, and no longer', async () => {
+    const cache = new FakeCache();
+    cache.apply('a', '40');
+    const fence = new ConsistentReadFence(new ProbeClient(), cache);
+    let outcome: unknown;
+    const fenced = fence.fenceAt(42n).then((freshness) => (outcome = freshness));
+    cache.apply('b', '41');
+    await settle();
+    expect(outcome).toBeUndefined();
+    cache.apply('c', '43');
+    await fenced;
+    expect([outcome, cache.listenerCount()]).toEqual([{ fresh: true, resourceVersion: '43' }, 0]);
+  });
+
+  it('gives up after waitMs, and at once on an unhealthy cache, so the caller reads from kube-apiserver', async () => {
+    const cache = new FakeCache();
+    const observer = recordingObserver();
+    const fence = new ConsistentReadFence(new ProbeClient(), cache, { waitMs: 20, observer });
+    expect(await fence.fenceAt(5n)).toEqual({ fresh: false, reason: 'timeout' });
+    cache.healthy = false;
+    expect(await fence.fenceAt(5n)).toEqual({ fresh: false, reason: 'unhealthy' });
+    expect(observer.reports).toEqual(['timeout', 'unhealthy']);
+  });
+});

@@ -22,18 +22,17 @@
  * except a patch, which is re-applied to fresh state exactly as
  * kube-apiserver does when the patch carries no resourceVersion.
  */
-import { checkPathSegmentName, pathSegmentNameErrors } from '../api/request-info.js';
-import { goQuote } from '../api/go-strings.js';
-import { ApiError, badRequest, conflict, deleteUidMismatch, internalError, notFound, type GroupResource } from '../api/status.js';
+import { checkPathSegmentName } from '../api/request-info.js';
+import { badRequest, conflict, deleteUidMismatch, internalError, notFound, type GroupResource } from '../api/status.js';
 import { compareStorageKeys, revision, type ApiObject, type ObjectList } from '../api/rest/types.js';
 import { escapeFieldValue } from '../api/field-selector.js';
 import type { ContinueTokens, ListIdentity } from './continue-token.js';
 import { CachedReads } from './cached-reads.js';
-import type { KubeObject } from './informer.js';
+import { NamespaceLifecycle } from './namespace-lifecycle.js';
 import type { ProbeMethod } from './scope-probe.js';
 import type { BackingResource, SharedInformer, SharedInformerFactory } from './shared-informers.js';
 import { applyRefusal, renamer, translateBackingError, type VirtualTarget } from './errors.js';
-import { isNotFound, type KubeClient, type KubeStatus } from './kube-client.js';
+import type { KubeClient, KubeStatus } from './kube-client.js';
 import { backingName, bookkeeping, virtualUid, type StorageMapping } from './storage-mapping.js';
 import type { SelectionPredicate } from '../api/rest/selection.js';
 import type { WatchHub } from '../api/rest/watch-hub.js';
@@ -41,17 +40,13 @@ import type { DeleteOptions, Deleted, ListQuery, WritableStore, WriteQuery, Writ
 import { unobservedFences, type FenceObservers } from '../observability/consistent-read-metrics.js';
 import { standaloneReplica, type ReplicaConsistency } from './replica-watermarks.js';
 
-/** What namespace admission reads of a Namespace. */
-interface NamespacePhase extends KubeObject {
-  readonly status?: { readonly phase?: string };
-}
-
 export class RecordStore implements WritableStore {
   private records: SharedInformer<ApiObject> | undefined;
   /** Reads answered from memory once the records cache is known to be fresh; set by start(). */
   private cachedReads: CachedReads | undefined;
   private removeHandler: (() => void) | undefined;
   private readonly collectionPath: string;
+  private readonly namespaceLifecycle: NamespaceLifecycle;
 
   constructor(
     private readonly client: KubeClient,
@@ -61,13 +56,14 @@ export class RecordStore implements WritableStore {
     readonly gr: GroupResource,
     readonly hub: WatchHub,
     private readonly continueTokens: ContinueTokens,
-    /** The namespaces' shared cache, which admission reads first (admitNamespace). */
-    private readonly namespaces: BackingResource,
+    /** The namespaces' shared cache, which namespace admission reads first (namespace-lifecycle.ts). */
+    namespaces: BackingResource,
     private readonly fenceObservers: FenceObservers = () => unobservedFences,
     /** The replicas' watermarks: what every write acknowledges and consistent reads wait for. */
     private readonly replicas: ReplicaConsistency = standaloneReplica,
   ) {
     this.collectionPath = `/apis/${mapping.backing.group}/${mapping.backing.version}/namespaces/${mapping.storageNamespace}/${backingPlural}`;
+    this.namespaceLifecycle = new NamespaceLifecycle(client, informers, namespaces, gr, (error, namespace) => translateBackingError(error, mapping, this.target(namespace, '')));
   }
 
   /**
@@ -211,7 +207,7 @@ export class RecordStore implements WritableStore {
   async create(namespace: string, object: ApiObject, query: WriteQuery): Promise<Written> {
     const name = object.metadata.name ?? '';
     const target = this.target(namespace, name);
-    await this.admitNamespace(namespace, name);
+    await this.namespaceLifecycle.admit(namespace, name);
     const response = await this.written(target, query, () =>
       this.client.call<ApiObject>('POST', this.collectionPath, {
         body: this.mapping.toBacking(object, namespace),
@@ -236,7 +232,7 @@ export class RecordStore implements WritableStore {
   /** Server-side apply, delegated to kube-apiserver's field manager on the record. */
   async apply(namespace: string, name: string, configuration: ApiObject, subresource: '' | 'status', query: WriteQuery): Promise<Written> {
     const target = this.target(namespace, name);
-    await this.admitNamespace(namespace, name);
+    await this.namespaceLifecycle.admit(namespace, name);
     const record = this.mapping.toBacking({ ...configuration, metadata: { ...configuration.metadata, name } }, namespace);
     Reflect.deleteProperty(record.metadata, 'finalizers');
     const path = this.recordPath(target, subresource);
@@ -276,46 +272,6 @@ export class RecordStore implements WritableStore {
     const object = this.virtualOf(response, target);
     const stillThere = (response.metadata.finalizers ?? []).length > 0 && options.dryRun === undefined;
     return stillThere ? { kind: 'pending', object } : { kind: 'gone', name, ...(object.metadata.uid === undefined ? {} : { uid: object.metadata.uid }) };
-  }
-
-  /**
-   * kube's NamespaceLifecycle admission: nothing is created in a namespace
-   * that does not exist or is being deleted, or its record would outlive it.
-   * As kube's plugin, it reads the namespaces' cache and asks kube-apiserver
-   * only when the cache does not have the namespace (created a moment ago,
-   * or the cache not synced yet).
-   */
-  private async admitNamespace(namespace: string, name: string): Promise<void> {
-    const phase = this.cachedNamespacePhase(namespace) ?? (await this.namespacePhase(namespace));
-    if (phase === 'Terminating') {
-      const subject = name === '' ? `${this.gr.resource}.${this.gr.group}` : `${this.gr.resource}.${this.gr.group} "${name}"`;
-      throw new ApiError(403, 'Forbidden', `${subject} is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`, {
-        ...(name === '' ? {} : { name }),
-        group: this.gr.group,
-        kind: this.gr.resource,
-        causes: [{ reason: 'NamespaceTerminating', message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' }],
-      });
-    }
-  }
-
-  /** The cached namespace's phase ('' when it has none); undefined when the cache cannot tell. */
-  private cachedNamespacePhase(namespace: string): string | undefined {
-    const cache = this.informers.informerFor<NamespacePhase>(this.namespaces);
-    if (!cache.isHealthy()) return undefined;
-    const cached = cache.get(undefined, namespace);
-    return cached === undefined ? undefined : (cached.status?.phase ?? '');
-  }
-
-  /** The namespace read from kube-apiserver, as kube's plugin reads it with client-go (which refuses a name that is no path segment). */
-  private async namespacePhase(namespace: string): Promise<string | undefined> {
-    const invalid = pathSegmentNameErrors(namespace);
-    if (invalid.length > 0) throw internalError(`invalid resource name ${goQuote(namespace)}: [${invalid.join(' ')}]`);
-    try {
-      return (await this.client.get<NamespacePhase>(`/api/v1/namespaces/${encodeURIComponent(namespace)}`)).status?.phase;
-    } catch (error) {
-      if (isNotFound(error)) throw notFound({ group: '', resource: 'namespaces' }, namespace);
-      throw translateBackingError(error, this.mapping, this.target(namespace, ''));
-    }
   }
 
   private record(target: VirtualTarget): Promise<ApiObject> {

@@ -90,15 +90,7 @@ async function main(): Promise<void> {
   const informers = sharedInformers(client, logger);
   const tokenKey = continueTokenKey(client, config, logger);
   health.addReadiness({ name: 'continue-token-key', check: () => (tokenKey.loaded() ? undefined : 'not loaded') });
-  // Which replicas serve, and the watermarks that let the records' consistent reads skip kube-apiserver.
-  const membership = new ReplicaMembership(client, informers, { namespace: config.storageNamespace, url: peerUrl(config), onError: rateLimitedWarning(logger, 'replica membership Lease') });
-  const peers = new PeerClient(() => servingCertificatePem, () => client.credentials());
-  const watermarks = new ReplicaWatermarks(membership, () => hostClaims.newestRecordRevision(), peers.ask, () => hostClaims.currentRevision(), {
-    onPeerError: (peer, error) => {
-      rateLimitedWarning(logger, `asking peer ${peer.identity} at ${peer.url ?? '(no address)'}; consistent reads probe kube-apiserver meanwhile`)(error);
-    },
-    onError: rateLimitedWarning(logger, "kube-apiserver's current revision of the records"),
-  });
+  const { membership, peers, watermarks } = replicas(client, informers, config, logger, () => servingCertificatePem, () => hostClaims);
   health.addReadiness({ name: 'replica-membership', check: () => (watermarks.isRegistered() ? undefined : 'not yet known to every peer') });
   const hostClaims = hostClaimStore(client, informers, new ContinueTokens(tokenKey.key), config, logger, metrics, watermarks);
   health.addReadiness({ name: 'hostclaim-storage', check: () => (hostClaims.hasSynced() ? undefined : 'not synced') });
@@ -213,6 +205,28 @@ function backendProbe(client: KubeClient, hostClaims: RecordStore, informers: Sh
 function hostClaimStore(client: KubeClient, informers: SharedInformerFactory, tokens: ContinueTokens, config: ServerConfig, logger: Logger, metrics: ApiServerMetrics, replicas: ReplicaConsistency): RecordStore {
   const gr = { group: tenancyV1alpha1.group, resource: hostClaimResource.plural };
   return new RecordStore(client, informers, hostClaimStorageMapping(config.storageNamespace), hostClaimRecord.plural, gr, watchHub(gr, logger), tokens, metal3Resources.namespaces, metrics.consistentReads.forResource, replicas);
+}
+
+/**
+ * Which replicas serve (one Lease each), and the write watermarks that let
+ * the records' consistent reads skip kube-apiserver (backing/replica-watermarks.ts).
+ */
+function replicas(client: KubeClient, informers: SharedInformerFactory, config: ServerConfig, logger: Logger, servingCertificatePem: () => string, records: () => RecordStore) {
+  const membership = new ReplicaMembership(client, informers, { namespace: config.storageNamespace, url: peerUrl(config), onError: rateLimitedWarning(logger, 'replica membership Lease') });
+  const peers = new PeerClient(servingCertificatePem, () => client.credentials());
+  const peerWarnings = new Map<string, (error: unknown) => void>();
+  const watermarks = new ReplicaWatermarks(membership, () => records().newestRecordRevision(), peers.ask, () => records().currentRevision(), {
+    onPeerError: (peer, error) => {
+      let warn = peerWarnings.get(peer.identity);
+      if (warn === undefined) {
+        warn = rateLimitedWarning(logger, `asking peer ${peer.identity} at ${peer.url ?? '(no address)'} for its watermark (consistent reads probe kube-apiserver meanwhile)`);
+        peerWarnings.set(peer.identity, warn);
+      }
+      warn(error);
+    },
+    onError: rateLimitedWarning(logger, "reading kube-apiserver's current revision of the records"),
+  });
+  return { membership, peers, watermarks };
 }
 
 /** Where peers reach this replica: its advertised address on the secure port. */

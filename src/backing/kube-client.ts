@@ -383,7 +383,8 @@ function sameTlsIdentity(a: Credentials, b: Credentials | undefined): boolean {
   );
 }
 
-function sameBytes(a: Buffer | undefined, b: Buffer | undefined): boolean {
+/** Byte equality of two optional buffers (both absent counts as equal). */
+export function sameBytes(a: Buffer | undefined, b: Buffer | undefined): boolean {
   return a === b || (a !== undefined && b !== undefined && a.equals(b));
 }
 

@@ -14,6 +14,7 @@
  */
 import { X509Certificate } from 'node:crypto';
 import https from 'node:https';
+import { sameBytes } from './kube-client.js';
 import type { Credentials } from './kubeconfig.js';
 import type { AskPeer, PeerAnswer } from './replica-watermarks.js';
 
@@ -90,10 +91,6 @@ export class PeerClient {
 
 function sameKey(a: readonly [string, Buffer | undefined, Buffer | undefined], b: readonly [string, Buffer | undefined, Buffer | undefined] | undefined): boolean {
   return b !== undefined && a[0] === b[0] && sameBytes(a[1], b[1]) && sameBytes(a[2], b[2]);
-}
-
-function sameBytes(a: Buffer | undefined, b: Buffer | undefined): boolean {
-  return a === undefined || b === undefined ? a === b : a.equals(b);
 }
 
 function parseAnswer(bytes: Buffer): PeerAnswer {

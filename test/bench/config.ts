@@ -33,6 +33,12 @@ export interface BenchConfig {
   readonly pageLimit: number;
   /** RSS counts as settled after a burst once it held still this long (rss.ts). */
   readonly rssSettleSeconds: number;
+  /**
+   * Replicas started beside the measured server before the read phases
+   * (deploy/ runs 3): each consistent read of ours then asks them for their
+   * write watermarks (src/backing/replica-watermarks.ts). 0: the server alone.
+   */
+  readonly peerReplicas: number;
 }
 
 export const defaultConfig: BenchConfig = {
@@ -57,6 +63,7 @@ export const defaultConfig: BenchConfig = {
   bindTimeoutMs: 300_000,
   pageLimit: 500,
   rssSettleSeconds: 15,
+  peerReplicas: 1,
 };
 
 /** A few seconds of every phase on a tiny scenario: proves every figure is produced, not how fast. */
@@ -78,6 +85,7 @@ export const smokeConfig: BenchConfig = {
   bindTimeoutMs: 120_000,
   pageLimit: 20,
   rssSettleSeconds: 2,
+  peerReplicas: 1,
 };
 
 const ENV_NAMES: Record<keyof BenchConfig, string> = {
@@ -102,7 +110,11 @@ const ENV_NAMES: Record<keyof BenchConfig, string> = {
   bindTimeoutMs: 'BENCH_BIND_TIMEOUT_MS',
   pageLimit: 'BENCH_PAGE_LIMIT',
   rssSettleSeconds: 'BENCH_RSS_SETTLE_S',
+  peerReplicas: 'BENCH_PEER_REPLICAS',
 };
+
+/** Settings that may be 0. */
+const MAY_BE_ZERO: ReadonlySet<keyof BenchConfig> = new Set(['peerReplicas']);
 
 /** `base` with every BENCH_* variable set in `env` applied; throws on a value that is not a positive integer. */
 export function configFromEnvironment(env: NodeJS.ProcessEnv, base: BenchConfig = defaultConfig): BenchConfig {
@@ -111,7 +123,10 @@ export function configFromEnvironment(env: NodeJS.ProcessEnv, base: BenchConfig 
     const text = env[name];
     if (text === undefined || text === '') continue;
     const value = Number(text);
-    if (!Number.isSafeInteger(value) || value <= 0) throw new Error(`${name}=${text}: expected a positive integer`);
+    const zeroAllowed = MAY_BE_ZERO.has(key as keyof BenchConfig);
+    if (!Number.isSafeInteger(value) || value < 0 || (value === 0 && !zeroAllowed)) {
+      throw new Error(`${name}=${text}: expected a ${zeroAllowed ? 'non-negative' : 'positive'} integer`);
+    }
     config[key] = value;
   }
   return validated(config as unknown as BenchConfig);

@@ -34,13 +34,16 @@ function watchCell(run: WatchRun): string {
 }
 
 export function markdownSummary(results: BenchResults): string {
-  const { machine, config, setup, reads, scopedList, watch, binding, footprint } = results;
+  const { machine, config, setup, reads, scopedList, watch, binding, footprint, peers } = results;
   const claims = config.namespaces * config.claimsPerNamespace;
   const lines = [
     `Run ${results.startedAt} – ${results.finishedAt}, commit \`${results.commit}\`, Node ${machine.node}.`,
     `Machine: ${machine.cpuModel}, ${machine.cores} cores, ${n(machine.memoryGb, 0)} GB. Load average before the run ${machine.loadAverageBefore.map((l) => n(l, 2)).join(' / ')}, after ${machine.loadAverageAfter.map((l) => n(l, 2)).join(' / ')} (1/5/15 min); also running when it started: ${machine.otherProcesses.kubeApiservers} other kube-apiservers, ${machine.otherProcesses.etcds} other etcds, ${machine.otherProcesses.nodes} other Node processes. Figures from a shared machine are noisy: compare ratios, and CPU per request (counted per process) before throughput.`,
     '',
     `Scenario: ${config.namespaces} tenant namespaces, ${claims} HostClaims (${config.claimsPerNamespace} per namespace), ${config.hosts} BareMetalHosts in ${config.hostNamespaces} namespaces, ${config.hostsBound} bound; ${config.repetitions} repetitions of ${config.phaseMs / 1000} s per phase after ${config.warmupMs / 1000} s of warm-up; medians.`,
+    peers.count === 0
+      ? 'The measured server ran alone: its consistent reads asked no peer for a write watermark.'
+      : `Beside the measured server ran ${peers.count} more replica(s), which its consistent reads asked for their write watermarks (not counted in "server CPU"; they spent ${n(peers.cpuSecondsDuringReads)} CPU seconds during the read phases).`,
     `Setup: ${n(setup.totalMs / 1000)} s. Where the time went (wall seconds; CPU seconds of control plane / hostclaim-apiserver / bench):`,
     ...setup.steps.map((step) => `- ${step.step}: ${n(step.seconds)} s (CPU ${n(step.cpuSeconds.controlPlane)} / ${n(step.cpuSeconds.server)} / ${n(step.cpuSeconds.client)})`),
     '',

@@ -26,7 +26,7 @@ import { hardwareDataPagination, runReads, type Comparison, type Pagination, typ
 import { buildScenario, TENANT_USER, type SetupHooks, type SetupTimes } from './scenario.js';
 import { medianWatch, runWatchFanOut, watchSessions, type WatchComparison, type WatchRun, type WatchSide } from './watch.js';
 
-export const RESULTS_SCHEMA = 'hostclaim-apiserver-bench/2';
+export const RESULTS_SCHEMA = 'hostclaim-apiserver-bench/3';
 
 export interface Machine {
   readonly cpuModel: string;
@@ -73,6 +73,8 @@ export interface BenchResults {
   readonly watch: WatchComparison;
   readonly binding: BindingResult;
   readonly footprint: Footprint;
+  /** The replicas beside the measured server (config.peerReplicas), and the CPU they spent during the read phases (answering its watermark rounds, and their own informers). */
+  readonly peers: { readonly count: number; readonly cpuSecondsDuringReads: number };
   readonly criteria: Criterion[];
 }
 
@@ -144,11 +146,15 @@ export async function runBench(env: DevEnvironment, config: BenchConfig, log: (l
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
     const rssAfterSetup = await settledRss(serverPid(env), settleOptions(config.rssSettleSeconds));
     log(`hostclaim-apiserver RSS after setup: ${describeRss(rssAfterSetup)}`);
+    const peerPids = await startPeerReplicas(env, config, log);
     const { idleCpuMsPerSecond, quiesceSeconds } = await quiesce(processes(), log);
 
     // Watches first: the RSS they add is read before the large lists of the read phases have grown the heap.
     const watch = await watchComparison(env, config, { tenant: tenantIdentity, admin: adminIdentity }, log);
+    const peerCpuBefore = await totalCpuSeconds(peerPids);
     const reads = await runReads(config, { tenant, admin }, processes, log);
+    const peers = { count: peerPids.length, cpuSecondsDuringReads: (await totalCpuSeconds(peerPids)) - peerCpuBefore };
+    if (peers.count > 0) log(`peer replicas: ${peers.count}, CPU during the read phases ${peers.cpuSecondsDuringReads.toFixed(1)} s`);
     await bindScopedUser(config, admin);
     const scopedList = await runScopedList(config, origin, await credentialsOf(scopedKubeconfig), processes, log);
     const binding = await runBinding(config, { tenant, admin }, log);
@@ -170,6 +176,7 @@ export async function runBench(env: DevEnvironment, config: BenchConfig, log: (l
       watch,
       binding,
       footprint,
+      peers,
     } as const;
     return { ...partial, criteria: judge(partial) };
   } finally {
@@ -264,6 +271,21 @@ async function restartFootprint(env: DevEnvironment, config: BenchConfig, log: (
   const rssAfterRestart = await settledRss(serverPid(env), settleOptions(config.rssSettleSeconds));
   log(`hostclaim-apiserver RSS after the restart: ${describeRss(rssAfterRestart)}`);
   return { readySecondsAfterRestart: readySeconds, rssAfterRestart };
+}
+
+/** config.peerReplicas more replicas, started once the scenario is built (their caches list it at start); their pids. */
+async function startPeerReplicas(env: DevEnvironment, config: BenchConfig, log: (line: string) => void): Promise<number[]> {
+  const pids: number[] = [];
+  for (let i = 0; i < config.peerReplicas; i++) {
+    const started = Date.now();
+    pids.push((await env.startReplica()).pid);
+    log(`peer replica ${i + 1} ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  }
+  return pids;
+}
+
+async function totalCpuSeconds(pids: readonly number[]): Promise<number> {
+  return (await Promise.all(pids.map(cpuSeconds))).reduce((sum, seconds) => sum + seconds, 0);
 }
 
 function serverPid(env: DevEnvironment): number {

@@ -98,6 +98,9 @@ describe('make bench on a small scenario', () => {
     // Idle CPU is counted in 10 ms ticks over 5 s: it may be 0 on a quiet server.
     for (const idle of Object.values(results.footprint.idleCpuMsPerSecond)) expect(Number.isFinite(idle) && idle >= 0).toBe(true);
     expectPositive(results.footprint.quiesceSeconds, 'footprint.quiesceSeconds');
+    // The peer replica answered the measured server's watermark rounds during the reads (ticks: may be 0 on so short a run).
+    expect(results.peers.count).toBe(1);
+    expect(Number.isFinite(results.peers.cpuSecondsDuringReads) && results.peers.cpuSecondsDuringReads >= 0).toBe(true);
     expect(results.hardwareDataPagination.error).toBeUndefined();
     expectPositive(results.hardwareDataPagination.firstPageItems, 'hardwareDataPagination.firstPageItems');
   });

@@ -4,8 +4,10 @@
  * cacher.go GetList/Get, delegator.go ShouldDelegateList;
  * KEP-2340 consistent reads from cache).
  *
- * - resourceVersion unset (a consistent read): after the fence
- *   (consistent-read.ts) for the read's scope: the one record for a GET or a
+ * - resourceVersion unset (a consistent read): once the cache has reached
+ *   the highest write watermark of the replicas (replica-watermarks.ts),
+ *   or, when they cannot tell, after the fence (consistent-read.ts) for the
+ *   read's scope: the one record for a GET or a
  *   list pinned to one name, the tenant namespace's records for a
  *   namespaced LIST (probed together with the namespaces other LISTs ask
  *   for meanwhile), every claim record for a cluster-wide one.

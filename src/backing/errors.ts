@@ -109,7 +109,8 @@ export function dependencyFailure(error: unknown, dependency: Dependency): ApiEr
   return failure;
 }
 
-function timedOut(dependency: Dependency): ApiError {
+/** 504 with Retry-After: the dependency did not answer in time (a write may or may not have been applied). */
+export function timedOut(dependency: Dependency): ApiError {
   return new ApiError(504, 'Timeout', `Timeout: ${dependency} did not answer within the allotted time; please try again`, { retryAfterSeconds });
 }
 

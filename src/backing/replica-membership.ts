@@ -182,14 +182,17 @@ export class ReplicaMembership {
 
   /** Renews (or creates) the own Lease, then expires peers not renewed within their duration. */
   private async tick(): Promise<void> {
+    let renewed = false;
     try {
       await this.renew();
       this.lastRenewal = performance.now();
+      renewed = true;
     } catch (error) {
       this.options.onError?.(error);
     }
     this.expire();
-    if (!this.stopped) this.timer = setTimeout(() => void this.tick(), this.durationMs / 6);
+    // After a failure, again within a second: writes wait for a renewal once kube-apiserver answers again.
+    if (!this.stopped) this.timer = setTimeout(() => void this.tick(), renewed ? this.durationMs / 6 : Math.min(1000, this.durationMs / 6));
   }
 
   private async renew(): Promise<void> {
@@ -199,15 +202,19 @@ export class ReplicaMembership {
       return;
     }
     try {
-      this.own = await this.client.request<ReplicaLease>('PUT', `${this.path}/${this.leaseName}`, {
-        body: { ...this.own, spec: { ...this.own.spec, renewTime } },
-        timeoutMs: this.durationMs / 6,
-      });
+      this.own = await this.put({ ...this.own, spec: { ...this.own.spec, renewTime } });
     } catch (error) {
       // Deleted by someone: created again on the next tick; peers saw this replica depart and fenced.
       if (isNotFound(error)) this.own = undefined;
-      throw error;
+      if (!(error instanceof KubeApiError && error.statusCode === 409)) throw error;
+      // A renewal that timed out here was applied after all (kube-apiserver frozen, then back): renew what is there.
+      const current = await this.client.get<ReplicaLease>(`${this.path}/${this.leaseName}`);
+      this.own = await this.put({ ...current, spec: { ...current.spec, renewTime } });
     }
+  }
+
+  private put(lease: ReplicaLease): Promise<ReplicaLease> {
+    return this.client.request<ReplicaLease>('PUT', `${this.path}/${this.leaseName}`, { body: lease, timeoutMs: this.durationMs / 6 });
   }
 
   private leaseBody(renewTime: string): ReplicaLease {

@@ -32,8 +32,8 @@
  * its reads keep probing.
  */
 import { revision } from '../api/rest/types.js';
-import { serviceUnavailable, timeout } from '../api/status.js';
 import { BatchCoalescer } from './consistent-read.js';
+import { timedOut, unavailableNow } from './errors.js';
 import type { Peer } from './replica-membership.js';
 
 /** A peer's answer to a round. */
@@ -135,16 +135,18 @@ export class ReplicaWatermarks implements ReplicaConsistency {
     return this.registered;
   }
 
+  /**
+   * Refused (503, Retry-After) before every peer knows this replica, or
+   * while its Lease is stale: kube-apiserver did not answer its renewals,
+   * so the write would most likely fail the same way.
+   */
   admit(): void {
-    if (!this.registered) throw serviceUnavailable('this replica is not yet known to its peers; retry');
-    if (!this.membership.ownLeaseValid()) throw serviceUnavailable('this replica cannot renew its membership Lease; retry');
+    if (!this.registered || !this.membership.ownLeaseValid()) throw unavailableNow('storage');
   }
 
   async acknowledged(resourceVersion: string | undefined): Promise<void> {
-    // Written while peers may have dropped this replica: its answer cannot be vouched for.
-    if (!this.membership.ownLeaseValid()) {
-      throw timeout('the write was sent, but this replica lost its membership Lease before it could confirm it; read the object to see whether it was applied');
-    }
+    // Written while peers may have dropped this replica: its outcome cannot be vouched for, as a write that timed out.
+    if (!this.membership.ownLeaseValid()) throw timedOut('storage');
     let written = revision(resourceVersion);
     if (written < 0n) written = await this.currentRevision();
     if (written > this.written) this.written = written;

@@ -42,6 +42,14 @@ class FakeLeases {
 class FakeKube {
   readonly calls: { method: string; path: string; body: unknown }[] = [];
   failRenewals = false;
+  /** Answer the next renewal 409, as when a renewal that timed out was applied after all. */
+  conflictOnce = false;
+  stored: Lease | undefined;
+
+  get(path: string): Promise<Lease | undefined> {
+    this.calls.push({ method: 'GET', path, body: undefined });
+    return Promise.resolve(this.stored);
+  }
 
   create(path: string, body: Lease): Promise<Lease> {
     this.calls.push({ method: 'POST', path, body });
@@ -50,6 +58,10 @@ class FakeKube {
   request(method: string, path: string, options: { body?: Lease }): Promise<unknown> {
     this.calls.push({ method, path, body: options.body });
     if (method === 'PUT' && this.failRenewals) return Promise.reject(new KubeApiError(503, { message: 'unavailable' }));
+    if (method === 'PUT' && this.conflictOnce) {
+      this.conflictOnce = false;
+      return Promise.reject(new KubeApiError(409, { message: 'the object has been modified' }));
+    }
     return Promise.resolve(options.body);
   }
 }
@@ -113,8 +125,18 @@ describe('ReplicaMembership', () => {
     expect(membership.ownLeaseValid()).toBe(true);
     await vi.advanceTimersByTimeAsync(1_500);
     expect(membership.ownLeaseValid()).toBe(false);
+    // Failed renewals are retried every second, so writes resume within one once kube-apiserver answers.
     kube.failRenewals = false;
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(membership.ownLeaseValid()).toBe(true);
+  });
+
+  it('renews again from the stored Lease when a renewal conflicts (an earlier one, timed out here, was applied after all)', async () => {
+    const { membership, kube } = await started();
+    kube.conflictOnce = true;
+    kube.stored = { metadata: { name: membership.leaseName, namespace: 'hostclaim-system', resourceVersion: '7' }, spec: { holderIdentity: membership.identity, leaseDurationSeconds: 30 } };
     await vi.advanceTimersByTimeAsync(5_000);
+    expect(kube.calls.slice(1).map((call) => `${call.method} ${(call.body as Lease | undefined)?.metadata.resourceVersion ?? '-'}`)).toEqual(['PUT 1', 'GET -', 'PUT 7']);
     expect(membership.ownLeaseValid()).toBe(true);
   });
 

@@ -177,18 +177,19 @@ describe('ReplicaWatermarks: acknowledging writes', () => {
         watermarks.admit();
         return undefined;
       } catch (error) {
-        return isApiError(error) ? [error.code, error.reason] : error;
+        // Retriable, as a 503 for an unreachable kube-apiserver is: Retry-After set.
+        return isApiError(error) ? [error.code, error.reason, error.details?.retryAfterSeconds] : error;
       }
     };
-    expect(refusal()).toEqual([503, 'ServiceUnavailable']);
+    expect(refusal()).toEqual([503, 'ServiceUnavailable', 1]);
     calls.asked.shift()?.answer({ knowsAsker: false });
     await new Promise((resolve) => setTimeout(resolve, 20));
-    expect([watermarks.isRegistered(), refusal()]).toEqual([false, [503, 'ServiceUnavailable']]);
+    expect([watermarks.isRegistered(), refusal()]).toEqual([false, [503, 'ServiceUnavailable', 1]]);
     calls.asked.shift()?.answer({ knowsAsker: true });
     await settle();
     expect([watermarks.isRegistered(), refusal()]).toEqual([true, undefined]);
     membership.leaseValid = false;
-    expect(refusal()).toEqual([503, 'ServiceUnavailable']);
+    expect(refusal()).toEqual([503, 'ServiceUnavailable', 1]);
     watermarks.stop();
   });
 

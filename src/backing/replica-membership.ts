@@ -81,6 +81,8 @@ export class ReplicaMembership {
   /** Peers whose expiry was reported (until they renew again). */
   private readonly expired = new Set<string>();
   private own: ReplicaLease | undefined;
+  /** How many times the own Lease was created: peers must learn of each one. */
+  private creations = 0;
   private lastRenewal = -Infinity;
   private timer: NodeJS.Timeout | undefined;
   private removeHandler: (() => void) | undefined;
@@ -111,6 +113,11 @@ export class ReplicaMembership {
       },
     });
     void this.tick();
+  }
+
+  /** Counts the own Lease's creations: one deleted by someone and created again makes peers learn of this replica anew. */
+  leaseIncarnation(): number {
+    return this.creations;
   }
 
   /** Own Lease created and the view of the others listed. */
@@ -199,13 +206,17 @@ export class ReplicaMembership {
     const renewTime = new Date().toISOString().replace(/Z$/, '000Z');
     if (this.own === undefined) {
       this.own = await this.client.create<ReplicaLease>(this.path, this.leaseBody(renewTime), { timeoutMs: this.durationMs / 6 });
+      this.creations++;
       return;
     }
     try {
       this.own = await this.put({ ...this.own, spec: { ...this.own.spec, renewTime } });
     } catch (error) {
-      // Deleted by someone: created again on the next tick; peers saw this replica depart and fenced.
-      if (isNotFound(error)) this.own = undefined;
+      // Deleted by someone: peers saw this replica depart, so it acknowledges nothing until created again and known anew.
+      if (isNotFound(error)) {
+        this.own = undefined;
+        this.lastRenewal = -Infinity;
+      }
       if (!(error instanceof KubeApiError && error.statusCode === 409)) throw error;
       // A renewal that timed out here was applied after all (kube-apiserver frozen, then back): renew what is there.
       const current = await this.client.get<ReplicaLease>(`${this.path}/${this.leaseName}`);

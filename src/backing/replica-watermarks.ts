@@ -51,6 +51,7 @@ export type AskPeer = (url: string, asker: string, signal: AbortSignal) => Promi
 export interface MembershipView {
   readonly identity: string;
   hasSynced(): boolean;
+  leaseIncarnation(): number;
   ownLeaseValid(): boolean;
   peers(): Peer[];
   knows(identity: string): boolean;
@@ -94,7 +95,9 @@ export class ReplicaWatermarks implements ReplicaConsistency {
   private floorPending = true;
   private floorGeneration = 0;
   private floorProbing = false;
-  private registered = false;
+  /** The own Lease's incarnation every peer confirmed knowing (-1: none yet). */
+  private registeredIncarnation = -1;
+  private registering = false;
   private stopped = false;
   private readonly rounds = new BatchCoalescer<bigint | undefined>();
   private readonly downUntil = new Map<string, number>();
@@ -130,9 +133,9 @@ export class ReplicaWatermarks implements ReplicaConsistency {
     this.removeDepartureListener?.();
   }
 
-  /** Every peer knows this replica: it may acknowledge writes (and is ready). */
+  /** Every peer knows this replica's current Lease: it may acknowledge writes (and is ready). */
   isRegistered(): boolean {
-    return this.registered;
+    return this.registeredIncarnation === this.membership.leaseIncarnation() && this.registeredIncarnation > 0;
   }
 
   /**
@@ -141,7 +144,8 @@ export class ReplicaWatermarks implements ReplicaConsistency {
    * so the write would most likely fail the same way.
    */
   admit(): void {
-    if (!this.registered || !this.membership.ownLeaseValid()) throw unavailableNow('storage');
+    if (!this.isRegistered()) void this.register();
+    if (!this.isRegistered() || !this.membership.ownLeaseValid()) throw unavailableNow('storage');
   }
 
   async acknowledged(resourceVersion: string | undefined): Promise<void> {
@@ -200,11 +204,20 @@ export class ReplicaWatermarks implements ReplicaConsistency {
   private async startWhenSynced(): Promise<void> {
     while (!this.stopped && !this.membership.hasSynced()) await this.pause();
     this.raiseFloor();
-    while (!this.stopped && !this.registered) {
-      const answers = await Promise.all(this.membership.peers().map((peer) => this.ask(peer)));
-      if (answers.every((answer) => answer?.knowsAsker === true)) this.registered = true;
+    await this.register();
+  }
+
+  /** Until every live peer confirms it knows this replica's current Lease (one loop at a time). */
+  private async register(): Promise<void> {
+    if (this.registering) return;
+    this.registering = true;
+    while (!this.stopped && !this.isRegistered()) {
+      const incarnation = this.membership.leaseIncarnation();
+      const answers = incarnation > 0 && this.membership.hasSynced() ? await Promise.all(this.membership.peers().map((peer) => this.ask(peer))) : [undefined];
+      if (answers.every((answer) => answer?.knowsAsker === true) && incarnation === this.membership.leaseIncarnation()) this.registeredIncarnation = incarnation;
       else await this.pause();
     }
+    this.registering = false;
   }
 
   /** Reads fall back to probes until a fence on kube-apiserver's current revision, taken from now on, has come back. */

@@ -44,6 +44,8 @@ class FakeKube {
   failRenewals = false;
   /** Answer the next renewal 409, as when a renewal that timed out was applied after all. */
   conflictOnce = false;
+  /** Answer the next renewal 404, as when someone deleted the Lease. */
+  goneOnce = false;
   stored: Lease | undefined;
 
   get(path: string): Promise<Lease | undefined> {
@@ -58,6 +60,10 @@ class FakeKube {
   request(method: string, path: string, options: { body?: Lease }): Promise<unknown> {
     this.calls.push({ method, path, body: options.body });
     if (method === 'PUT' && this.failRenewals) return Promise.reject(new KubeApiError(503, { message: 'unavailable' }));
+    if (method === 'PUT' && this.goneOnce) {
+      this.goneOnce = false;
+      return Promise.reject(new KubeApiError(404, { message: 'not found', reason: 'NotFound' }));
+    }
     if (method === 'PUT' && this.conflictOnce) {
       this.conflictOnce = false;
       return Promise.reject(new KubeApiError(409, { message: 'the object has been modified' }));
@@ -138,6 +144,17 @@ describe('ReplicaMembership', () => {
     await vi.advanceTimersByTimeAsync(5_000);
     expect(kube.calls.slice(1).map((call) => `${call.method} ${(call.body as Lease | undefined)?.metadata.resourceVersion ?? '-'}`)).toEqual(['PUT 1', 'GET -', 'PUT 7']);
     expect(membership.ownLeaseValid()).toBe(true);
+  });
+
+  it('acknowledges nothing once its Lease is found deleted, creates it again and counts the new incarnation', async () => {
+    const { membership, kube } = await started();
+    expect(membership.leaseIncarnation()).toBe(1);
+    kube.goneOnce = true;
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect([membership.ownLeaseValid(), membership.hasSynced(), membership.leaseIncarnation()]).toEqual([false, false, 1]);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect([membership.ownLeaseValid(), membership.hasSynced(), membership.leaseIncarnation()]).toEqual([true, true, 2]);
+    expect(kube.calls.map((call) => call.method)).toEqual(['POST', 'PUT', 'POST']);
   });
 
   it('sees a peer live from its Lease until not renewed for its duration on this clock, then reports it departed once', async () => {

@@ -7,6 +7,7 @@ import { isApiError } from '../../../src/api/status.js';
 class FakeMembership implements MembershipView {
   readonly identity = 'me';
   synced = true;
+  incarnation = 1;
   leaseValid = true;
   live: Peer[] = [];
   known = new Set<string>();
@@ -14,6 +15,9 @@ class FakeMembership implements MembershipView {
 
   hasSynced(): boolean {
     return this.synced;
+  }
+  leaseIncarnation(): number {
+    return this.incarnation;
   }
   ownLeaseValid(): boolean {
     return this.leaseValid;
@@ -190,6 +194,14 @@ describe('ReplicaWatermarks: acknowledging writes', () => {
     expect([watermarks.isRegistered(), refusal()]).toEqual([true, undefined]);
     membership.leaseValid = false;
     expect(refusal()).toEqual([503, 'ServiceUnavailable', 1]);
+    // Its Lease deleted by someone and created again: refused until every peer confirms the new one.
+    membership.leaseValid = true;
+    membership.incarnation = 2;
+    expect(refusal()).toEqual([503, 'ServiceUnavailable', 1]);
+    await settle();
+    calls.asked.shift()?.answer({ knowsAsker: true });
+    await settle();
+    expect([watermarks.isRegistered(), refusal()]).toEqual([true, undefined]);
     watermarks.stop();
   });
 

@@ -84,6 +84,7 @@ export const standaloneReplica: ReplicaConsistency = {
 export interface WatermarkOptions {
   readonly roundTimeoutMs?: number;
   readonly downMs?: number;
+  /** How often startup looks again (membership synced, every peer knowing this replica), and the pause before retrying a failed floor read: Ready waits on the former. */
   readonly retryMs?: number;
   readonly onPeerError?: (peer: Peer, error: unknown) => void;
   readonly onError?: (error: unknown) => void;
@@ -117,7 +118,7 @@ export class ReplicaWatermarks implements ReplicaConsistency {
   ) {
     this.roundTimeoutMs = options.roundTimeoutMs ?? 1000;
     this.downMs = options.downMs ?? 2000;
-    this.retryMs = options.retryMs ?? 500;
+    this.retryMs = options.retryMs ?? 100;
   }
 
   /** Once the membership has synced: the startup floor, then registration. */

@@ -171,13 +171,10 @@ async function main(): Promise<void> {
 
 /** The shared informers; each resource's failures are logged at most once a minute, its absence once. */
 function sharedInformers(client: KubeClient, logger: Logger): SharedInformerFactory {
-  const lastLogged = new Map<string, number>();
+  const warn = warningsOnceAMinute(logger);
   return new SharedInformerFactory(client, {
     onError: (resource, error) => {
-      const now = Date.now();
-      if (now - (lastLogged.get(resource.path) ?? -Infinity) < 60_000) return;
-      lastLogged.set(resource.path, now);
-      logger.warn({ err: error }, `informer: list or watch of ${resource.path} failed; retrying`);
+      warn(`informer: list or watch of ${resource.path} failed; retrying`, error);
     },
     onNotServed: (resource) => {
       logger.info(
@@ -212,19 +209,22 @@ function hostClaimStore(client: KubeClient, informers: SharedInformerFactory, to
  * the records' consistent reads skip kube-apiserver (backing/replica-watermarks.ts).
  */
 function replicas(client: KubeClient, informers: SharedInformerFactory, config: ServerConfig, logger: Logger, servingCertificatePem: () => string, records: () => RecordStore) {
-  const membership = new ReplicaMembership(client, informers, { namespace: config.storageNamespace, url: peerUrl(config), onError: rateLimitedWarning(logger, 'replica membership Lease') });
+  const warn = warningsOnceAMinute(logger);
+  const membership = new ReplicaMembership(client, informers, {
+    namespace: config.storageNamespace,
+    url: peerUrl(config),
+    onError: (error) => {
+      warn('replica membership Lease: failed', error);
+    },
+  });
   const peers = new PeerClient(servingCertificatePem, () => client.credentials());
-  const peerWarnings = new Map<string, (error: unknown) => void>();
   const watermarks = new ReplicaWatermarks(membership, () => records().newestRecordRevision(), peers.ask, () => records().currentRevision(), {
     onPeerError: (peer, error) => {
-      let warn = peerWarnings.get(peer.identity);
-      if (warn === undefined) {
-        warn = rateLimitedWarning(logger, `asking peer ${peer.identity} at ${peer.url ?? '(no address)'} for its watermark (consistent reads probe kube-apiserver meanwhile)`);
-        peerWarnings.set(peer.identity, warn);
-      }
-      warn(error);
+      warn(`asking peer ${peer.identity} at ${peer.url ?? '(no address)'} for its watermark failed (consistent reads probe kube-apiserver meanwhile)`, error);
     },
-    onError: rateLimitedWarning(logger, "reading kube-apiserver's current revision of the records"),
+    onError: (error) => {
+      warn("reading kube-apiserver's current revision of the records failed", error);
+    },
   });
   return { membership, peers, watermarks };
 }
@@ -236,14 +236,14 @@ function peerUrl(config: ServerConfig): string | undefined {
   return `https://${address.includes(':') ? `[${address}]` : address}:${config.securePort}`;
 }
 
-/** A warning logged at most once a minute per subject. */
-function rateLimitedWarning(logger: Logger, subject: string): (error: unknown) => void {
-  let last = -Infinity;
-  return (error) => {
+/** Warnings logged at most once a minute per message (a failure that repeats on every retry). */
+function warningsOnceAMinute(logger: Logger): (message: string, error: unknown) => void {
+  const lastLogged = new Map<string, number>();
+  return (message, error) => {
     const now = Date.now();
-    if (now - last < 60_000) return;
-    last = now;
-    logger.warn({ err: error }, `${subject}: failed`);
+    if (now - (lastLogged.get(message) ?? -Infinity) < 60_000) return;
+    lastLogged.set(message, now);
+    logger.warn({ err: error }, message);
   };
 }
 

@@ -11,7 +11,7 @@
  * own field order, so a textual comparison would make every start a write.
  */
 import type { K8sSchema } from '../api/openapi/schema.js';
-import { KubeApiError, type KubeClient } from './kube-client.js';
+import { isConflict, KubeApiError, type KubeClient } from './kube-client.js';
 
 export interface CustomResourceDefinitionSpec {
   readonly group: string;
@@ -184,7 +184,7 @@ export async function ensureCustomResourceDefinition(client: CrdClient, crd: Cus
       logDecision(logger, name, generation, decision);
       break;
     } catch (error) {
-      if (!(error instanceof KubeApiError && error.statusCode === 409 && attempt < maxConflictRetries)) throw error;
+      if (!(isConflict(error) && attempt < maxConflictRetries)) throw error;
     }
   }
   await waitEstablished(client, name);

@@ -82,6 +82,11 @@ export function isNotFound(error: unknown): boolean {
   return error instanceof KubeApiError && error.statusCode === 404 && error.status !== undefined;
 }
 
+/** A 409: the object changed since it was read (or, for a create, it exists). */
+export function isConflict(error: unknown): boolean {
+  return error instanceof KubeApiError && error.statusCode === 409;
+}
+
 export interface RequestOptions {
   readonly query?: Readonly<Record<string, string | undefined>>;
   readonly body?: unknown;
@@ -372,7 +377,7 @@ export class KubeClient {
  * on every request: serializing the PEM Buffers into a key, as before, cost
  * ~150 µs per request to kube-apiserver.
  */
-function sameTlsIdentity(a: Credentials, b: Credentials | undefined): boolean {
+export function sameTlsIdentity(a: Credentials, b: Credentials | undefined): boolean {
   return (
     b !== undefined &&
     sameBytes(a.ca, b.ca) &&
@@ -383,8 +388,7 @@ function sameTlsIdentity(a: Credentials, b: Credentials | undefined): boolean {
   );
 }
 
-/** Byte equality of two optional buffers (both absent counts as equal). */
-export function sameBytes(a: Buffer | undefined, b: Buffer | undefined): boolean {
+function sameBytes(a: Buffer | undefined, b: Buffer | undefined): boolean {
   return a === b || (a !== undefined && b !== undefined && a.equals(b));
 }
 

@@ -11,7 +11,7 @@
  * cannot hold a step-down back past the deadline.
  */
 import { randomUUID } from 'node:crypto';
-import { isNotFound, KubeApiError, type KubeClient } from './kube-client.js';
+import { isConflict, isNotFound, type KubeClient } from './kube-client.js';
 
 export interface LeaderElectionConfig {
   readonly namespace: string;
@@ -127,7 +127,7 @@ export class LeaderElector {
       this.observe(updated);
     } catch (error) {
       // Someone else wrote the lease first: they won this round.
-      if (error instanceof KubeApiError && error.statusCode === 409) return false;
+      if (isConflict(error)) return false;
       throw error;
     }
     this.becomeLeader();

@@ -14,7 +14,7 @@
  */
 import { X509Certificate } from 'node:crypto';
 import https from 'node:https';
-import { sameBytes } from './kube-client.js';
+import { sameTlsIdentity } from './kube-client.js';
 import type { Credentials } from './kubeconfig.js';
 import type { AskPeer, PeerAnswer } from './replica-watermarks.js';
 
@@ -24,8 +24,9 @@ const maxAnswerBytes = 4096;
 
 export class PeerClient {
   private agent: https.Agent | undefined;
-  private agentKey: readonly [string, Buffer | undefined, Buffer | undefined] | undefined;
-  private pinned = { pem: '', leaf: '' };
+  /** The TLS identity `agent` was built with. */
+  private agentIdentity: Credentials | undefined;
+  private pinned = { pem: '', leaf: Buffer.alloc(0) };
 
   constructor(
     /** The PEM of the certificate this replica serves (its first certificate is the pinned leaf). */
@@ -62,35 +63,30 @@ export class PeerClient {
   }
 
   private agentFor(credentials: Credentials): https.Agent {
-    const leaf = this.pinnedLeaf();
-    const key = [leaf, credentials.cert, credentials.key] as const;
-    if (this.agent === undefined || !sameKey(key, this.agentKey)) {
+    // The pinned leaf is the whole trust: it need not chain to a root, and it names no pod address.
+    const identity: Credentials = { ca: this.pinnedLeaf(), cert: credentials.cert, key: credentials.key, rejectUnauthorized: true, headers: {} };
+    if (this.agent === undefined || !sameTlsIdentity(identity, this.agentIdentity)) {
       this.agent?.destroy();
       this.agent = new https.Agent({
         keepAlive: true,
         maxSockets: 4,
-        ca: leaf,
-        // The pinned leaf is the whole trust: it need not chain to a root, and it names no pod address.
+        ca: identity.ca,
         allowPartialTrustChain: true,
         checkServerIdentity: () => undefined,
-        cert: credentials.cert,
-        key: credentials.key,
+        cert: identity.cert,
+        key: identity.key,
       });
-      this.agentKey = key;
+      this.agentIdentity = identity;
     }
     return this.agent;
   }
 
   /** The first certificate of the serving PEM, parsed again only when the PEM changes (rotation). */
-  private pinnedLeaf(): string {
+  private pinnedLeaf(): Buffer {
     const pem = this.servingCertificate();
-    if (pem !== this.pinned.pem) this.pinned = { pem, leaf: new X509Certificate(pem).toString() };
+    if (pem !== this.pinned.pem) this.pinned = { pem, leaf: Buffer.from(new X509Certificate(pem).toString()) };
     return this.pinned.leaf;
   }
-}
-
-function sameKey(a: readonly [string, Buffer | undefined, Buffer | undefined], b: readonly [string, Buffer | undefined, Buffer | undefined] | undefined): boolean {
-  return b !== undefined && a[0] === b[0] && sameBytes(a[1], b[1]) && sameBytes(a[2], b[2]);
 }
 
 function parseAnswer(bytes: Buffer): PeerAnswer {

@@ -47,6 +47,8 @@ export class RecordStore implements WritableStore {
   private removeHandler: (() => void) | undefined;
   private readonly collectionPath: string;
   private readonly namespaceLifecycle: NamespaceLifecycle;
+  /** Listed, added, modified or deleted (newestRecordRevision). */
+  private newestRecord = -1n;
 
   constructor(
     private readonly client: KubeClient,
@@ -87,6 +89,7 @@ export class RecordStore implements WritableStore {
     const { mapping, hub } = this;
     this.removeHandler = records.addEventHandler({
       onReplace: (objects, resourceVersion) => {
+        for (const record of objects) this.sawRecord(record);
         hub.reset(resourceVersion, objects.map((r) => mapping.toVirtual(r)).filter((o): o is ApiObject => o !== undefined));
       },
       onAdd: (record) => {
@@ -113,9 +116,17 @@ export class RecordStore implements WritableStore {
     return this.records?.hasSynced() ?? false;
   }
 
-  /** The newest record revision the records cache holds (-1 before it exists): what this replica may have shown anyone. */
+  /**
+   * The newest record revision the cache has held (-1 before any): what this replica may have shown anyone. Never a
+   * bookmark's or a list's, so every other replica's cache reaches it through its own events (replica-watermarks.ts).
+   */
   newestRecordRevision(): bigint {
-    return this.records?.newestObjectRevision() ?? -1n;
+    return this.newestRecord;
+  }
+
+  private sawRecord(record: ApiObject): void {
+    const recordRevision = revision(record.metadata.resourceVersion);
+    if (recordRevision > this.newestRecord) this.newestRecord = recordRevision;
   }
 
   /** kube-apiserver's current revision of the records: a consistent list of at most one record's version. */
@@ -124,6 +135,8 @@ export class RecordStore implements WritableStore {
   }
 
   private publish(type: 'ADDED' | 'MODIFIED' | 'DELETED', record: ApiObject): void {
+    // A deletion's object carries the deletion's revision.
+    this.sawRecord(record);
     const object = this.mapping.toVirtual(record);
     if (object !== undefined) this.hub.publish({ type, object });
     else if (record.metadata.resourceVersion !== undefined) this.hub.progress(record.metadata.resourceVersion);

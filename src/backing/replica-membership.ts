@@ -26,7 +26,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { KubeObject } from './informer.js';
-import { isNotFound, KubeApiError, type KubeClient } from './kube-client.js';
+import { isConflict, isNotFound, type KubeClient } from './kube-client.js';
 import type { SharedInformer, SharedInformerFactory } from './shared-informers.js';
 
 export const replicaLeaseLabel = 'tenancy.metal3.io/apiserver-replica';
@@ -217,7 +217,7 @@ export class ReplicaMembership {
         this.own = undefined;
         this.lastRenewal = -Infinity;
       }
-      if (!(error instanceof KubeApiError && error.statusCode === 409)) throw error;
+      if (!isConflict(error)) throw error;
       // A renewal that timed out here was applied after all (kube-apiserver frozen, then back): renew what is there.
       const current = await this.client.get<ReplicaLease>(`${this.path}/${this.leaseName}`);
       this.own = await this.put({ ...current, spec: { ...current.spec, renewTime } });
@@ -268,7 +268,7 @@ export class ReplicaMembership {
       });
     } catch (error) {
       // Gone already, or renewed meanwhile (a live replica after all): nothing to delete.
-      if (!isNotFound(error) && !(error instanceof KubeApiError && error.statusCode === 409)) throw error;
+      if (!isNotFound(error) && !isConflict(error)) throw error;
     }
   }
 }

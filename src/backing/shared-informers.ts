@@ -28,7 +28,6 @@
  *   condition messages) are kept once, and so is each distinct managedFields
  *   field set (shared-field-sets.ts).
  */
-import { revision } from '../api/rest/types.js';
 import { CacheIndex, type IndexFunc } from './cache-index.js';
 import { Informer, type KubeObject, type ListWatchClient, type ObjectMeta } from './informer.js';
 import { internStrings } from './interned-strings.js';
@@ -97,8 +96,6 @@ export class SharedInformer<T extends KubeObject> {
   private readonly reflector: Informer<T>;
   private phase: Phase = 'unsynced';
   private resourceVersion = '';
-  /** The newest object revision the cache has held (events and listed objects, not bookmarks). */
-  private newestObject = -1n;
 
   constructor(
     client: ListWatchClient,
@@ -207,17 +204,6 @@ export class SharedInformer<T extends KubeObject> {
     return this.resourceVersion;
   }
 
-  /**
-   * The newest revision of an object this cache has held: listed, added,
-   * modified or deleted (a deletion's is the deletion's revision). Unlike
-   * lastSyncResourceVersion it never comes from a bookmark or a list's
-   * resourceVersion, so any other cache of the resource reaches it through
-   * its own events (replica-watermarks.ts).
-   */
-  newestObjectRevision(): bigint {
-    return this.newestObject;
-  }
-
   /** Synced, and its list+watch has not failed since it last succeeded: the cache keeps up. */
   isHealthy(): boolean {
     return this.phase === 'synced' && this.reflector.isHealthy();
@@ -243,10 +229,7 @@ export class SharedInformer<T extends KubeObject> {
     const previous = new Map(this.objects);
     this.objects.clear();
     for (const index of this.indexes.values()) index.clear();
-    for (const item of items) {
-      this.store(keyOf(item), item);
-      this.sawObject(item);
-    }
+    for (const item of items) this.store(keyOf(item), item);
     this.resourceVersion = resourceVersion;
     this.phase = 'synced';
     this.notify((handler) => {
@@ -270,7 +253,6 @@ export class SharedInformer<T extends KubeObject> {
     if (type === 'DELETED') this.unstore(key);
     else this.store(key, object);
     this.resourceVersion = object.metadata.resourceVersion ?? this.resourceVersion;
-    this.sawObject(object);
     this.notify((handler) => {
       if (type === 'DELETED') handler.onDelete?.(object);
       else if (old === undefined) handler.onAdd?.(object, false);
@@ -319,11 +301,6 @@ export class SharedInformer<T extends KubeObject> {
 
   private synced(): void {
     for (const resolve of [...this.syncWaiters]) resolve();
-  }
-
-  private sawObject(object: T): void {
-    const objectRevision = revision(object.metadata.resourceVersion);
-    if (objectRevision > this.newestObject) this.newestObject = objectRevision;
   }
 
   private store(key: string, object: T): void {

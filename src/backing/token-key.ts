@@ -7,7 +7,7 @@
  * have no access to the storage namespace.
  */
 import { randomBytes } from 'node:crypto';
-import { isNotFound, KubeApiError, type KubeClient } from './kube-client.js';
+import { isConflict, isNotFound, type KubeClient } from './kube-client.js';
 
 export const continueTokenKeySecret = 'hostclaim-apiserver-continue-token-key';
 const keyBytes = 32;
@@ -32,7 +32,7 @@ export async function loadContinueTokenKey(client: Pick<KubeClient, 'get' | 'cre
       }),
     );
   } catch (error) {
-    if (!(error instanceof KubeApiError && error.statusCode === 409)) throw error;
+    if (!isConflict(error)) throw error;
     const created = await readSecret(client, `${path}/${continueTokenKeySecret}`);
     if (created === undefined) throw error;
     return keyOf(created);

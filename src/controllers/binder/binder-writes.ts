@@ -9,7 +9,7 @@
  *   (replica-watermarks.ts).
  */
 import type { ApiObject } from '../../api/rest/types.js';
-import { isNotFound, KubeApiError, type KubeClient } from '../../backing/kube-client.js';
+import { isConflict, isNotFound, type KubeClient } from '../../backing/kube-client.js';
 import type { SharedInformer } from '../../backing/shared-informers.js';
 import type { WriteAcknowledgement } from '../../backing/replica-watermarks.js';
 import { hostKey } from '../../tenancy/selection.js';
@@ -25,7 +25,7 @@ export class BinderWrites {
     private readonly client: KubeClient,
     private readonly recordsPath: string,
     private readonly ownWrites: OwnWrites,
-    /** The replica's watermarks: a record write is acknowledged there like any API write. */
+    /** The replica's watermarks: a record write is acknowledged there, as the REST layer's writes are. */
     private readonly acknowledgement: WriteAcknowledgement,
   ) {}
 
@@ -105,10 +105,6 @@ export class BinderWrites {
       throw error;
     }
   }
-}
-
-export function isConflict(error: unknown): boolean {
-  return error instanceof KubeApiError && error.statusCode === 409;
 }
 
 /** `<namespace>/<name>` of a host key. */

@@ -7,7 +7,7 @@
 import type { ApiObject } from '../../api/rest/types.js';
 import type { EventRecorder, EventType } from '../../backing/events.js';
 import { sameJson } from '../../backing/json.js';
-import type { KubeClient } from '../../backing/kube-client.js';
+import { isConflict, type KubeClient } from '../../backing/kube-client.js';
 import type { SharedInformer } from '../../backing/shared-informers.js';
 import type { Logger } from '../../observability/logger.js';
 import { hostErrorAnnotation } from '../../resources/hostclaim/storage.js';
@@ -16,7 +16,7 @@ import { boundRecord } from '../../tenancy/host-references.js';
 import { admits, allowsDetaching, tenantNamespace } from '../../tenancy/policy.js';
 import { hostKey, type SelectionRequest } from '../../tenancy/selection.js';
 import type { ReconcileResult } from '../work-queue.js';
-import { isConflict, splitKey, type BinderWrites } from './binder-writes.js';
+import { splitKey, type BinderWrites } from './binder-writes.js';
 import { bindingAnnotations, claimOf, hasReleaseFinalizer, releaseFinalizer, releaseLabel, type Claim, type HostClaimStatus } from './claim.js';
 import type { HostChoice } from './host-choice.js';
 import { bindingPatch, rebootHandled, withoutWorkload, withWorkload } from './host-spec.js';

@@ -225,6 +225,7 @@ function replicas(client: KubeClient, informers: SharedInformerFactory, config: 
     onError: (error) => {
       warn("reading kube-apiserver's current revision of the records failed", error);
     },
+    storageReady: () => records().hasSynced(),
   });
   return { membership, peers, watermarks };
 }

@@ -88,6 +88,8 @@ export interface WatermarkOptions {
   readonly retryMs?: number;
   readonly onPeerError?: (peer: Peer, error: unknown) => void;
   readonly onError?: (error: unknown) => void;
+  /** Whether the records can be read yet (their CRD installed, the cache listed): the startup floor waits for it. */
+  readonly storageReady?: () => boolean;
 }
 
 export class ReplicaWatermarks implements ReplicaConsistency {
@@ -121,7 +123,7 @@ export class ReplicaWatermarks implements ReplicaConsistency {
     this.retryMs = options.retryMs ?? 100;
   }
 
-  /** Once the membership has synced: the startup floor, then registration. */
+  /** Once the membership and the records' storage are ready: the startup floor, then registration. */
   start(): void {
     this.removeDepartureListener = this.membership.onDeparture(() => {
       this.raiseFloor();
@@ -203,7 +205,8 @@ export class ReplicaWatermarks implements ReplicaConsistency {
   }
 
   private async startWhenSynced(): Promise<void> {
-    while (!this.stopped && !this.membership.hasSynced()) await this.pause();
+    const storageReady = this.options.storageReady ?? (() => true);
+    while (!this.stopped && !(this.membership.hasSynced() && storageReady())) await this.pause();
     this.raiseFloor();
     await this.register();
   }

@@ -82,14 +82,19 @@ async function started(options: { peers?: Peer[]; floor?: bigint; newest?: bigin
 }
 
 describe('ReplicaWatermarks: the target of a consistent read', () => {
-  it('has none until the membership has synced and the startup floor came back; alone, it is then max(floor, own writes)', async () => {
+  it('has none until the membership has synced, the records can be read and the startup floor came back; alone, it is then max(floor, own writes)', async () => {
     const membership = new FakeMembership();
     membership.synced = false;
+    let storageReady = false;
     const calls = new Calls();
-    const watermarks = new ReplicaWatermarks(membership, () => -1n, calls.askPeer, calls.currentRevision, { retryMs: 5 });
+    const watermarks = new ReplicaWatermarks(membership, () => -1n, calls.askPeer, calls.currentRevision, { retryMs: 5, storageReady: () => storageReady });
     watermarks.start();
     expect(await watermarks.target()).toBeUndefined();
     membership.synced = true;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // No floor read before the records' CRD is served: it would only fail.
+    expect(calls.revisionProbes).toHaveLength(0);
+    storageReady = true;
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(await watermarks.target()).toBeUndefined();
     calls.revisionProbes.shift()?.answer(10n);
